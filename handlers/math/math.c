@@ -1,0 +1,137 @@
+/* math.c - sample handler module: math.add, math.subtract, math.multiply,
+ * math.divide on two numbers, given as [a, b] or {"a": a, "b": b}.
+ *
+ * Integers stay integers while the result fits in int64 (and, for divide,
+ * is exact); anything else is computed in double. Bad params get -32602
+ * with data naming the parameter. */
+#include <jrpc/jrpc.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } op_t;
+
+typedef struct operand {
+  int is_int;
+  int64_t i;
+  double d;
+} operand_t;
+
+static int bad_param(jrpc_call_t *c, const char *name, const char *why) {
+  jrpc_error_begin(c, JRPC_INVALID_PARAMS, "Invalid params");
+  jrpc_w_obj(c);
+  jrpc_w_key(c, "param", 5);
+  jrpc_w_str(c, name, strlen(name));
+  jrpc_w_key(c, "reason", 6);
+  jrpc_w_str(c, why, strlen(why));
+  jrpc_w_obj_end(c);
+  return JRPC_EFAIL;
+}
+
+static int read_operand(jrpc_call_t *c, jrpc_val_t v, const char *name,
+                        operand_t *out) {
+  int rc = jrpc_as_i64(c, v, &out->i);
+  if (rc == 0) {
+    out->is_int = 1;
+    out->d = (double)out->i;
+    return 0;
+  }
+  if (rc == JRPC_ENOENT)
+    return bad_param(c, name, "missing");
+  if (rc == JRPC_ETYPE)
+    return bad_param(c, name, "not a number");
+  /* A fraction, an exponent or beyond int64: compute in double. */
+  out->is_int = 0;
+  if (jrpc_as_f64(c, v, &out->d) != 0)
+    return bad_param(c, name, "out of range");
+  return 0;
+}
+
+static int operands(jrpc_call_t *c, jrpc_val_t params, operand_t *a,
+                    operand_t *b) {
+  jrpc_val_t va, vb;
+  switch (jrpc_type(c, params)) {
+  case JRPC_T_ARRAY:
+    if (jrpc_len(c, params) != 2)
+      return bad_param(c, "params", "expected exactly two numbers");
+    va = jrpc_first(c, params);
+    vb = jrpc_next(c, va);
+    break;
+  case JRPC_T_OBJECT:
+    va = jrpc_get(c, params, "a");
+    vb = jrpc_get(c, params, "b");
+    break;
+  default:
+    return bad_param(c, "params", "expected [a, b] or {\"a\": a, \"b\": b}");
+  }
+  if (read_operand(c, va, "a", a) || read_operand(c, vb, "b", b))
+    return JRPC_EFAIL;
+  return 0;
+}
+
+static int calc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  op_t op = (op_t)(intptr_t)udata;
+  operand_t a, b;
+  if (operands(c, params, &a, &b))
+    return JRPC_EFAIL;
+  if (op == OP_DIV && b.d == 0)
+    return bad_param(c, "b", "division by zero");
+  if (a.is_int && b.is_int) {
+    int64_t r;
+    int overflow = 0;
+    switch (op) {
+    case OP_ADD:
+      overflow = __builtin_add_overflow(a.i, b.i, &r);
+      break;
+    case OP_SUB:
+      overflow = __builtin_sub_overflow(a.i, b.i, &r);
+      break;
+    case OP_MUL:
+      overflow = __builtin_mul_overflow(a.i, b.i, &r);
+      break;
+    default:
+      /* INT64_MIN / -1 overflows; inexact quotients go to double. */
+      overflow = (a.i == INT64_MIN && b.i == -1) || a.i % b.i != 0;
+      if (!overflow)
+        r = a.i / b.i;
+    }
+    if (!overflow)
+      return jrpc_w_i64(c, r);
+  }
+  double r;
+  switch (op) {
+  case OP_ADD:
+    r = a.d + b.d;
+    break;
+  case OP_SUB:
+    r = a.d - b.d;
+    break;
+  case OP_MUL:
+    r = a.d * b.d;
+    break;
+  default:
+    r = a.d / b.d;
+  }
+  if (!isfinite(r))
+    return jrpc_error(c, JRPC_HANDLER_FAILED, "result out of range");
+  return jrpc_w_f64(c, r);
+}
+
+static int init(jrpc_reg_t *r, void **mod_data) {
+  static const struct {
+    const char *name;
+    op_t op;
+  } ops[] = {{"math.add", OP_ADD},
+             {"math.subtract", OP_SUB},
+             {"math.multiply", OP_MUL},
+             {"math.divide", OP_DIV}};
+  for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+    int rc = jrpc_register(r, ops[i].name, calc, (void *)(intptr_t)ops[i].op);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+JRPC_MODULE("math", "1.0", init, NULL)

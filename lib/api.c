@@ -1,0 +1,228 @@
+/* api.c - the function table behind jrpc.h: forwards each handler-facing
+ * call to the view, writer, error and memory code of the current call. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "dispatch.h"
+#include "request.h"
+#include "view.h"
+
+#define CALL(c) ((jrpc__call_t *)(c))
+#define REGCTX(r) ((jrpc__regctx_t *)(r))
+
+/* ---- registration ---- */
+
+static int api_register(jrpc_reg_t *r, const char *name, jrpc_handler_fn fn,
+                        void *udata) {
+  jrpc__regctx_t *ctx = REGCTX(r);
+  const jrpc__method_t *prev = NULL;
+  int rc = jrpc__registry_add(ctx->reg, name, fn, udata, ctx->owner, &prev);
+  if (rc == JRPC_EEXIST)
+    snprintf(ctx->err, sizeof(ctx->err), "method \"%s\" is already registered",
+             name);
+  else if (rc == JRPC_EINVAL)
+    snprintf(ctx->err, sizeof(ctx->err),
+             "invalid method name \"%s\" (empty, or \"rpc.\" is reserved)",
+             name ? name : "(null)");
+  else if (rc)
+    snprintf(ctx->err, sizeof(ctx->err), "out of memory");
+  return rc;
+}
+
+static const char *api_conf_get(jrpc_reg_t *r, const char *key) {
+  const char *const *kv = REGCTX(r)->conf;
+  for (; kv && kv[0]; kv += 2)
+    if (strcmp(kv[0], key) == 0)
+      return kv[1];
+  return NULL;
+}
+
+/* ---- views ---- */
+
+static jrpc_type_t api_type(jrpc_call_t *c, jrpc_val_t v) {
+  return jrpc__view_type(v);
+}
+static uint32_t api_len(jrpc_call_t *c, jrpc_val_t v) {
+  return jrpc__view_len(v);
+}
+static jrpc_val_t api_at(jrpc_call_t *c, jrpc_val_t v, uint32_t i) {
+  return jrpc__view_at(v, i);
+}
+static jrpc_val_t api_get(jrpc_call_t *c, jrpc_val_t v, const char *k,
+                          size_t n) {
+  return jrpc__view_get(v, k, n);
+}
+static jrpc_val_t api_first(jrpc_call_t *c, jrpc_val_t v) {
+  return jrpc__view_first(v);
+}
+static jrpc_val_t api_next(jrpc_call_t *c, jrpc_val_t v) {
+  return jrpc__view_next(v);
+}
+static int api_key(jrpc_call_t *c, jrpc_val_t v, const char **s, size_t *n) {
+  return jrpc__view_key(v, &CALL(c)->e->arena, s, n);
+}
+static int api_as_i64(jrpc_call_t *c, jrpc_val_t v, int64_t *out) {
+  return jrpc__view_i64(v, out);
+}
+static int api_as_f64(jrpc_call_t *c, jrpc_val_t v, double *out) {
+  return jrpc__view_f64(v, out);
+}
+static int api_as_bool(jrpc_call_t *c, jrpc_val_t v, int *out) {
+  return jrpc__view_bool(v, out);
+}
+static int api_as_str(jrpc_call_t *c, jrpc_val_t v, const char **s, size_t *n) {
+  return jrpc__view_str(v, &CALL(c)->e->arena, s, n);
+}
+static int api_raw(jrpc_call_t *c, jrpc_val_t v, const char **s, size_t *n) {
+  return jrpc__view_raw(v, s, n);
+}
+
+/* ---- writer ---- */
+
+/* After jrpc_error (without data) the reply is decided: writes are refused
+ * without marking the call as misbehaving. */
+#define WRITABLE(call)                                                         \
+  do {                                                                         \
+    if ((call)->err_code && !(call)->err_data)                                 \
+      return JRPC_EINVAL;                                                      \
+  } while (0)
+
+/* Stops a runaway result early: past the limit, the writer refuses more
+ * and the reply becomes -32003. */
+static inline int bounded(jrpc__call_t *call, int rc) {
+  if (JRPC__UNLIKELY(jrpc__out_pos(call->w.out) - call->mark.pos >
+                     call->e->lim.max_response_bytes)) {
+    call->too_large = 1;
+    call->w.bad = 1;
+    return JRPC_E2BIG;
+  }
+  return rc;
+}
+
+#define WRITE(c, expr)                                                         \
+  jrpc__call_t *call = CALL(c);                                                \
+  WRITABLE(call);                                                              \
+  return bounded(call, (expr))
+
+static int api_w_obj(jrpc_call_t *c) {
+  WRITE(c, jrpc__writer_obj(&call->w));
+}
+static int api_w_obj_end(jrpc_call_t *c) {
+  WRITE(c, jrpc__writer_obj_end(&call->w));
+}
+static int api_w_arr(jrpc_call_t *c) {
+  WRITE(c, jrpc__writer_arr(&call->w));
+}
+static int api_w_arr_end(jrpc_call_t *c) {
+  WRITE(c, jrpc__writer_arr_end(&call->w));
+}
+static int api_w_key(jrpc_call_t *c, const char *s, size_t n) {
+  WRITE(c, jrpc__writer_key(&call->w, s, n));
+}
+static int api_w_str(jrpc_call_t *c, const char *s, size_t n) {
+  WRITE(c, jrpc__writer_str(&call->w, s, n));
+}
+static int api_w_i64(jrpc_call_t *c, int64_t v) {
+  WRITE(c, jrpc__writer_i64(&call->w, v));
+}
+static int api_w_u64(jrpc_call_t *c, uint64_t v) {
+  WRITE(c, jrpc__writer_u64(&call->w, v));
+}
+static int api_w_f64(jrpc_call_t *c, double v) {
+  WRITE(c, jrpc__writer_f64(&call->w, v));
+}
+static int api_w_bool(jrpc_call_t *c, int v) {
+  WRITE(c, jrpc__writer_bool(&call->w, v));
+}
+static int api_w_null(jrpc_call_t *c) {
+  WRITE(c, jrpc__writer_null(&call->w));
+}
+static int api_w_raw(jrpc_call_t *c, const char *s, size_t n) {
+  WRITE(c, jrpc__writer_raw(&call->w, s, n));
+}
+
+/* ---- errors ---- */
+
+static int api_error(jrpc_call_t *c, int code, const char *msg) {
+  jrpc__call_set_error(CALL(c), code, msg, 0);
+  return JRPC_EFAIL;
+}
+
+static int api_error_begin(jrpc_call_t *c, int code, const char *msg) {
+  return jrpc__call_set_error(CALL(c), code, msg, 1);
+}
+
+/* ---- memory, peer, log ---- */
+
+static void *api_alloc(jrpc_call_t *c, size_t n) {
+  return jrpc__arena_alloc(&CALL(c)->e->arena, n);
+}
+
+static const jrpc_peer_t *api_peer(jrpc_call_t *c) {
+  return CALL(c)->peer;
+}
+
+static void api_log(jrpc_call_t *c, int level, const char *msg) {
+  jrpc__engine_t *e = CALL(c)->e;
+  if (e->log)
+    e->log(e->log_arg, level, msg);
+}
+
+/* ---- async: needs an event loop, which the daemon provides ---- */
+
+static jrpc_call_t *api_defer(jrpc_call_t *c) {
+  return NULL;
+}
+static int api_finish(jrpc_call_t *c) {
+  return JRPC_ENOSYS;
+}
+static int api_post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
+  return JRPC_ENOSYS;
+}
+static int api_queue_work(jrpc_call_t *c, jrpc_work_fn w, jrpc_post_fn d,
+                          void *arg) {
+  return JRPC_ENOSYS;
+}
+
+const struct jrpc_api jrpc__api = {
+    JRPC_ABI_MAJOR,
+    JRPC_ABI_MINOR,
+    (uint32_t)sizeof(struct jrpc_api),
+    0,
+    api_register,
+    api_conf_get,
+    api_type,
+    api_len,
+    api_at,
+    api_get,
+    api_first,
+    api_next,
+    api_key,
+    api_as_i64,
+    api_as_f64,
+    api_as_bool,
+    api_as_str,
+    api_raw,
+    api_w_obj,
+    api_w_obj_end,
+    api_w_arr,
+    api_w_arr_end,
+    api_w_key,
+    api_w_str,
+    api_w_i64,
+    api_w_u64,
+    api_w_f64,
+    api_w_bool,
+    api_w_null,
+    api_w_raw,
+    api_error,
+    api_error_begin,
+    api_alloc,
+    api_peer,
+    api_log,
+    api_defer,
+    api_finish,
+    api_post,
+    api_queue_work,
+};

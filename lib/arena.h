@@ -1,0 +1,57 @@
+/* arena.h - per-thread bump allocator for per-frame and per-call scratch.
+ *
+ * Allocation is a pointer bump. reset() makes all memory reusable; when the
+ * last cycle needed more than one chunk, reset() replaces the chunks by one
+ * big enough for all of them (up to `retain` bytes), so after warm-up a
+ * steady workload allocates from a single chunk and never calls malloc. */
+#ifndef JRPC_ARENA_H
+#define JRPC_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct jrpc__arena_chunk jrpc__arena_chunk_t;
+
+typedef struct jrpc__arena {
+  char *cur;                  /* next free byte in the current chunk */
+  char *end;                  /* end of the current chunk */
+  jrpc__arena_chunk_t *head;  /* chunk in use (newest first) */
+  jrpc__arena_chunk_t *spare; /* chunks released by rewind, reused first */
+  size_t chunk_size;          /* size for the next fresh chunk */
+  size_t total;               /* bytes in all chunks */
+  size_t retain;              /* at most this much survives a reset */
+  uint64_t mallocs;           /* chunks ever allocated (for tests/bench) */
+} jrpc__arena_t;
+
+typedef struct jrpc__arena_mark {
+  jrpc__arena_chunk_t *chunk;
+  char *cur;
+} jrpc__arena_mark_t;
+
+#define JRPC__ARENA_ALIGN 16
+
+/* first: size of the first chunk; retain: cap on memory kept by reset. */
+void jrpc__arena_init(jrpc__arena_t *a, size_t first, size_t retain);
+void jrpc__arena_free(jrpc__arena_t *a);
+void *jrpc__arena_alloc_slow(jrpc__arena_t *a, size_t n);
+void jrpc__arena_reset(jrpc__arena_t *a);
+
+static inline void *jrpc__arena_alloc(jrpc__arena_t *a, size_t n) {
+  n = (n + (JRPC__ARENA_ALIGN - 1)) & ~(size_t)(JRPC__ARENA_ALIGN - 1);
+  if ((size_t)(a->end - a->cur) >= n) {
+    void *p = a->cur;
+    a->cur += n;
+    return p;
+  }
+  return jrpc__arena_alloc_slow(a, n);
+}
+
+static inline jrpc__arena_mark_t jrpc__arena_mark(const jrpc__arena_t *a) {
+  jrpc__arena_mark_t m = {a->head, a->cur};
+  return m;
+}
+
+/* Frees everything allocated since `m` (chunks stay, as spares). */
+void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m);
+
+#endif

@@ -1,0 +1,232 @@
+/* dispatch.c - one frame in, its framed reply out; see dispatch.h. */
+#include "dispatch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "request.h"
+#include "writer.h"
+
+#define ARENA_FIRST (64 * 1024)
+#define ARENA_RETAIN (16 * 1024 * 1024)
+#define POOL_RETAIN (64 * 1024 * 1024)
+
+static void log_stderr(void *arg, int level, const char *msg) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  fprintf(stderr, "jrpcd: [%s] %s\n",
+          level >= 0 && level <= 3 ? names[level] : "?", msg);
+}
+
+int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
+                      const jrpc__limits_t *lim, jrpc__parser_t *parser) {
+  static const jrpc__limits_t defaults = JRPC__LIMITS_DEFAULT;
+  memset(e, 0, sizeof(*e));
+  if (!parser)
+    return JRPC_EINVAL;
+  jrpc__bufpool_init(&e->pool, POOL_RETAIN);
+  jrpc__arena_init(&e->arena, ARENA_FIRST, ARENA_RETAIN);
+  e->parser = parser;
+  e->reg = reg;
+  e->lim = lim ? *lim : defaults;
+  e->call.pub.api = &jrpc__api;
+  e->call.e = e;
+  e->no_peer.uid = e->no_peer.gid = e->no_peer.pid = -1;
+  e->log = log_stderr;
+  return 0;
+}
+
+void jrpc__engine_free(jrpc__engine_t *e) {
+  jrpc__parser_destroy(e->parser);
+  e->parser = NULL;
+  jrpc__arena_free(&e->arena);
+  jrpc__bufpool_free(&e->pool);
+}
+
+/* {"limit":L,"got":G} as error data. */
+static int limit_error(jrpc__outbuf_t *o, int code, uint64_t limit,
+                       uint64_t got, const char *id, size_t id_n) {
+  char data[64];
+  int n = snprintf(data, sizeof(data), "{\"limit\":%llu,\"got\":%llu}",
+                   (unsigned long long)limit, (unsigned long long)got);
+  return jrpc__reply_error(o, code, NULL, data, (size_t)n, id, id_n);
+}
+
+int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
+                         int data) {
+  jrpc__outbuf_t *o = call->w.out;
+  jrpc__out_truncate(o, call->mark);
+  int rc = jrpc__reply_error_open(o, code, msg);
+  call->err_code = code ? code : JRPC_HANDLER_FAILED;
+  call->err_mark = jrpc__out_mark(o);
+  call->err_data = (uint8_t)data;
+  call->too_large = 0;
+  jrpc__writer_init(&call->w, o);
+  if (data)
+    rc |= jrpc__out_put(o, ",\"data\":", 8);
+  return rc ? JRPC_ENOMEM : 0;
+}
+
+/* The handler has returned: complete the response object. */
+static void call_complete(jrpc__call_t *call, int rc, const char *id,
+                          size_t id_n) {
+  jrpc__outbuf_t *o = call->w.out;
+  jrpc__engine_t *e = call->e;
+  int empty = 0;
+  if (call->too_large) {
+    uint64_t got = jrpc__out_pos(o) - call->mark.pos;
+    jrpc__out_truncate(o, call->mark);
+    limit_error(o, JRPC_RESPONSE_TOO_LARGE, e->lim.max_response_bytes, got, id,
+                id_n);
+    return;
+  }
+  if (call->err_code) {
+    if (call->err_data && (jrpc__writer_finish(&call->w, &empty) != 0 || empty))
+      jrpc__out_truncate(o, call->err_mark); /* no usable data: drop it */
+    jrpc__reply_error_close(o);
+    jrpc__reply_close(o, id, id_n);
+    return;
+  }
+  if (rc < 0 || rc == JRPC_ASYNC) {
+    char data[64];
+    int n = rc == JRPC_ASYNC
+                ? snprintf(data, sizeof(data),
+                           "\"returned JRPC_ASYNC without jrpc_defer\"")
+                : snprintf(data, sizeof(data), "{\"status\":%d}", rc);
+    jrpc__out_truncate(o, call->mark);
+    jrpc__reply_error(o, JRPC_HANDLER_FAILED, NULL, data, (size_t)n, id, id_n);
+    return;
+  }
+  if (jrpc__writer_finish(&call->w, &empty) != 0) {
+    const char *why = call->w.why ? call->w.why : "invalid result";
+    jrpc__out_truncate(o, call->mark);
+    jrpc__reply_error_open(o, JRPC_HANDLER_FAILED, NULL);
+    jrpc__out_put(o, ",\"data\":", 8);
+    jrpc__json_str(o, why, strlen(why));
+    jrpc__reply_error_close(o);
+    jrpc__reply_close(o, id, id_n);
+    return;
+  }
+  if (empty)
+    jrpc__out_put(o, "null", 4);
+  jrpc__reply_close(o, id, id_n);
+}
+
+/* One request object: check it, run its handler, write its response (none
+ * for a notification). */
+static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                      const jrpc__envelope_t *env, const jrpc_peer_t *peer) {
+  jrpc__request_t req;
+  int rc = jrpc__request_check(env, &e->arena, &req);
+  if (rc)
+    return rc;
+  if (req.kind == JRPC__REQ_INVALID)
+    return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
+                             req.id_n);
+  const jrpc__method_t *m =
+      e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
+  if (!m) {
+    if (req.kind == JRPC__REQ_NOTIFY)
+      return 0;
+    return jrpc__reply_error(o, JRPC_METHOD_NOT_FOUND, NULL, NULL, 0, req.id,
+                             req.id_n);
+  }
+
+  jrpc__call_t *call = &e->call;
+  jrpc__arena_mark_t am = jrpc__arena_mark(&e->arena);
+  call->peer = peer ? peer : &e->no_peer;
+  call->err_code = 0;
+  call->err_data = 0;
+  call->too_large = 0;
+  call->mark = jrpc__out_mark(o);
+  jrpc__reply_result_open(o);
+  jrpc__writer_init(&call->w, o);
+
+  rc = m->fn(&call->pub, req.params, m->udata);
+
+  if (req.kind == JRPC__REQ_NOTIFY)
+    jrpc__out_truncate(o, call->mark); /* ran it; never answer it */
+  else
+    call_complete(call, rc, req.id, req.id_n);
+  /* Scratch of this call is done with; a batch's next call reuses it. */
+  jrpc__arena_rewind(&e->arena, am);
+  return 0;
+}
+
+static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                           const jrpc__parsed_t *ps, const jrpc_peer_t *peer) {
+  switch (ps->status) {
+  case JRPC__PARSE_INVALID:
+    return jrpc__reply_error(o, JRPC_PARSE_ERROR, NULL, NULL, 0, NULL, 0);
+  case JRPC__PARSE_BATCH_TOO_LARGE:
+    return limit_error(o, JRPC_BATCH_TOO_LARGE, e->lim.max_batch, ps->count,
+                       NULL, 0);
+  default:
+    break;
+  }
+  if (!ps->is_batch)
+    return handle_one(e, o, &ps->env[0], peer);
+  if (ps->count == 0) /* "[]": one error, not an empty array */
+    return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, NULL, 0);
+  /* The array opens with the first response; a batch of notifications
+   * yields no output at all. */
+  int opened = 0;
+  for (uint32_t k = 0; k < ps->count; k++) {
+    jrpc__outmark_t before = jrpc__out_mark(o);
+    jrpc__out_byte(o, opened ? ',' : '[');
+    uint64_t start = jrpc__out_pos(o);
+    int rc = handle_one(e, o, &ps->env[k], peer);
+    if (rc)
+      return rc;
+    if (jrpc__out_pos(o) == start)
+      jrpc__out_truncate(o, before);
+    else
+      opened = 1;
+  }
+  if (opened)
+    jrpc__out_byte(o, ']');
+  return 0;
+}
+
+int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
+                         jrpc__outbuf_t *o, const char *p, size_t n,
+                         const jrpc_peer_t *peer) {
+  jrpc__frame_enc_t enc;
+  int rc = jrpc__frame_begin(framing, o, &enc);
+  if (rc)
+    return rc;
+  jrpc__parsed_t ps;
+  rc = e->parser->ops->parse(e->parser, p, n, &e->arena, e->lim.max_batch, &ps);
+  if (!rc)
+    rc = dispatch_parsed(e, o, &ps, peer);
+  if (rc == JRPC_ENOMEM && !o->oom) {
+    /* Scratch memory ran out, not the output: say so to the client. */
+    jrpc__out_truncate(o, enc.start);
+    jrpc__frame_begin(framing, o, &enc);
+    static const char oom[] = "\"out of memory\"";
+    jrpc__reply_error(o, JRPC_INTERNAL_ERROR, NULL, oom, sizeof(oom) - 1, NULL,
+                      0);
+    rc = 0;
+  }
+  if (o->oom) {
+    jrpc__out_truncate(o, enc.start);
+    o->oom = 0;
+    return JRPC_ENOMEM;
+  }
+  return jrpc__frame_end(framing, o, &enc);
+}
+
+int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
+                             jrpc__outbuf_t *o, uint64_t got) {
+  jrpc__frame_enc_t enc;
+  int rc = jrpc__frame_begin(framing, o, &enc);
+  if (rc)
+    return rc;
+  limit_error(o, JRPC_FRAME_TOO_LARGE, e->lim.max_frame_bytes, got, NULL, 0);
+  if (o->oom) {
+    jrpc__out_truncate(o, enc.start);
+    o->oom = 0;
+    return JRPC_ENOMEM;
+  }
+  return jrpc__frame_end(framing, o, &enc);
+}

@@ -1,0 +1,78 @@
+/* dispatch.h - the per-worker engine: one frame in, its framed reply out.
+ * Parses the frame with the worker's backend, applies the JSON-RPC rules
+ * to each request, calls handlers, and writes replies (a batch as one
+ * array) into the output chain. */
+#ifndef JRPC_DISPATCH_H
+#define JRPC_DISPATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "bufpool.h"
+#include "frame.h"
+#include "outbuf.h"
+#include "parser.h"
+#include "registry.h"
+#include "writer.h"
+
+typedef struct jrpc__limits {
+  uint32_t max_frame_bytes;    /* -32001 above this */
+  uint32_t max_batch;          /* -32002 above this */
+  uint64_t max_response_bytes; /* -32003 above this (per call) */
+} jrpc__limits_t;
+
+#define JRPC__LIMITS_DEFAULT                                                   \
+  { 1048576u, 1000u, 16777216u }
+
+struct jrpc__engine;
+
+/* What stands behind a jrpc_call_t during a synchronous call. */
+typedef struct jrpc__call {
+  jrpc_call_t pub;
+  struct jrpc__engine *e;
+  jrpc__writer_t w;
+  const jrpc_peer_t *peer;
+  jrpc__outmark_t mark;     /* start of this call's response */
+  uint64_t body_pos;        /* out position where the result value starts */
+  jrpc__outmark_t err_mark; /* after the error's message, before data */
+  int err_code;             /* 0, or the code jrpc_error set */
+  uint8_t err_data;         /* error_begin: the next value is "data" */
+  uint8_t too_large;        /* the result passed max_response_bytes */
+} jrpc__call_t;
+
+typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
+
+typedef struct jrpc__engine {
+  jrpc__bufpool_t pool;
+  jrpc__arena_t arena;
+  jrpc__parser_t *parser; /* owned */
+  const jrpc__registry_t *reg;
+  jrpc__limits_t lim;
+  jrpc__call_t call; /* reused by every synchronous call */
+  jrpc_peer_t no_peer;
+  jrpc__log_fn log; /* where jrpc_log() goes; stderr by default */
+  void *log_arg;
+} jrpc__engine_t;
+
+/* Takes ownership of `parser`. The registry must outlive the engine. */
+int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
+                      const jrpc__limits_t *lim, jrpc__parser_t *parser);
+void jrpc__engine_free(jrpc__engine_t *e);
+
+/* Runs one frame's payload and appends its framed reply, if any, to out.
+ * Allocations go to e->arena; the caller resets it after. */
+int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
+                         jrpc__outbuf_t *out, const char *p, size_t n,
+                         const jrpc_peer_t *peer);
+
+/* jrpc_error / jrpc_error_begin: discard the partial result and open the
+ * error object. With `data`, the writer is re-armed for the data value. */
+int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
+                         int data);
+
+/* Appends the framed -32001 reply for a frame of `got` bytes. */
+int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
+                             jrpc__outbuf_t *out, uint64_t got);
+
+#endif

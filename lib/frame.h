@@ -1,0 +1,70 @@
+/* frame.h - frame codecs: find the next complete frame in buffered input,
+ * and wrap replies in the same framing.
+ *
+ *  newline: one JSON text per line. "\n" ends a frame, a "\r" before it is
+ *           dropped, blank (whitespace-only) lines are skipped, and at EOF
+ *           a final unterminated line is still a frame. A line longer than
+ *           max_frame_bytes is reported once it ends (its bytes are skipped
+ *           as they arrive, never buffered), and the stream goes on.
+ *  length:  a 4-byte big-endian payload length, then the payload. A length
+ *           above max_frame_bytes is reported at once and is fatal: framing
+ *           is lost.
+ *
+ * The decoder is incremental: call jrpc__frame_next() with all buffered,
+ * unconsumed bytes; drop `consumed` bytes from the front afterwards; call
+ * again (with more bytes appended) until it returns JRPC__FRAME_MORE. */
+#ifndef JRPC_FRAME_H
+#define JRPC_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outbuf.h"
+
+typedef enum jrpc__framing {
+  JRPC_FRAMING_NEWLINE = 0,
+  JRPC_FRAMING_LENGTH = 1,
+} jrpc__framing_t;
+
+typedef struct jrpc__framer {
+  jrpc__framing_t kind;
+  uint32_t max;     /* max_frame_bytes (payload) */
+  size_t scanned;   /* newline: bytes known to hold no '\n' */
+  uint64_t skipped; /* newline: bytes of an oversized line skipped so far */
+  int skipping;     /* newline: inside an oversized line */
+  int skip_cr;      /* newline: the last skipped byte was '\r' */
+  int skip_blank;   /* newline: the skipped bytes are all whitespace */
+} jrpc__framer_t;
+
+enum {
+  JRPC__FRAME_MORE = 0,      /* no complete frame yet */
+  JRPC__FRAME_OK = 1,        /* a frame: payload [p, p + n) */
+  JRPC__FRAME_TOO_LARGE = 2, /* a frame over max: `got` bytes (fatal?) */
+};
+
+typedef struct jrpc__frame {
+  const char *p;   /* payload (points into the buffer) */
+  size_t n;        /* payload length */
+  size_t consumed; /* bytes to drop from the front of the buffer */
+  size_t need;     /* with MORE: total buffered bytes wanted, 0 = unknown */
+  uint64_t got;    /* with TOO_LARGE: the frame's size */
+  int fatal;       /* with TOO_LARGE: framing is lost, close after reply */
+} jrpc__frame_t;
+
+void jrpc__framer_init(jrpc__framer_t *f, jrpc__framing_t kind, uint32_t max);
+int jrpc__frame_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
+                     jrpc__frame_t *out);
+
+/* Reply framing: begin before writing a reply, end after. end() with
+ * `empty` set (nothing was written) removes the header again. */
+typedef struct jrpc__frame_enc {
+  jrpc__outmark_t start;
+  char *hdr;
+} jrpc__frame_enc_t;
+
+int jrpc__frame_begin(jrpc__framing_t kind, jrpc__outbuf_t *o,
+                      jrpc__frame_enc_t *enc);
+int jrpc__frame_end(jrpc__framing_t kind, jrpc__outbuf_t *o,
+                    jrpc__frame_enc_t *enc);
+
+#endif

@@ -1,0 +1,310 @@
+/* jsontext.c - RFC 8259 checks and conversions on JSON text. */
+#include "jsontext.h"
+
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+const uint8_t jrpc__str_plain[256] = {
+    [0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0x7F] = 1};
+
+int jrpc__num_valid(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  if (p < end && *p == '-')
+    p++;
+  if (p == end)
+    return 0;
+  if (*p == '0') {
+    p++;
+  } else if (*p >= '1' && *p <= '9') {
+    while (p < end && *p >= '0' && *p <= '9')
+      p++;
+  } else {
+    return 0;
+  }
+  if (p < end && *p == '.') {
+    p++;
+    if (p == end || *p < '0' || *p > '9')
+      return 0;
+    while (p < end && *p >= '0' && *p <= '9')
+      p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    if (p == end || *p < '0' || *p > '9')
+      return 0;
+    while (p < end && *p >= '0' && *p <= '9')
+      p++;
+  }
+  return p == end;
+}
+
+static int hexval(unsigned char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  c |= 0x20;
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
+/* Four hex digits at p (n bytes available) -> code unit, or -1. */
+static int32_t hex4(const unsigned char *p, size_t n) {
+  if (n < 4)
+    return -1;
+  int32_t v = 0;
+  for (int i = 0; i < 4; i++) {
+    int h = hexval(p[i]);
+    if (h < 0)
+      return -1;
+    v = (v << 4) | h;
+  }
+  return v;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (Unicode table 3-7), or 0. */
+size_t jrpc__utf8_seq(const unsigned char *p, const unsigned char *end) {
+  unsigned char c = p[0];
+  size_t avail = (size_t)(end - p);
+  if (c >= 0xC2 && c <= 0xDF) {
+    if (avail >= 2 && (p[1] & 0xC0) == 0x80)
+      return 2;
+    return 0;
+  }
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (avail < 3 || (p[2] & 0xC0) != 0x80)
+      return 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0)
+      lo = 0xA0; /* overlong */
+    if (c == 0xED)
+      hi = 0x9F; /* UTF-16 surrogates */
+    return (p[1] >= lo && p[1] <= hi) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (avail < 4 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+      return 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xF0)
+      lo = 0x90; /* overlong */
+    if (c == 0xF4)
+      hi = 0x8F; /* > U+10FFFF */
+    return (p[1] >= lo && p[1] <= hi) ? 4 : 0;
+  }
+  return 0;
+}
+
+/* Non-zero when any byte of the 8 is < 0x20, '"', '\\' or >= 0x80. */
+static inline uint64_t swar_special(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+  uint64_t lt20 = (x - ones * 0x20) & ~x;
+  uint64_t zq = (q - ones) & ~q;
+  uint64_t zb = (b - ones) & ~b;
+  return (lt20 | zq | zb | x) & high;
+}
+
+int jrpc__str_valid(const char *s, size_t n, int *has_escape) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  int esc = 0;
+  while (p < end) {
+    while (end - p >= 8) {
+      uint64_t x;
+      memcpy(&x, p, 8);
+      if (swar_special(x))
+        break;
+      p += 8;
+    }
+    if (p == end)
+      break;
+    unsigned char c = *p;
+    if (c < 0x20 || c == '"')
+      return 0;
+    if (c < 0x80 && c != '\\') {
+      p++;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t k = jrpc__utf8_seq(p, end);
+      if (!k)
+        return 0;
+      p += k;
+      continue;
+    }
+    /* Backslash escape. */
+    esc = 1;
+    if (end - p < 2)
+      return 0;
+    switch (p[1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+      p += 2;
+      continue;
+    case 'u':
+      break;
+    default:
+      return 0;
+    }
+    int32_t u = hex4(p + 2, (size_t)(end - p - 2));
+    if (u < 0)
+      return 0;
+    p += 6;
+    if (u >= 0xDC00 && u <= 0xDFFF)
+      return 0; /* a low surrogate with no high one before it */
+    if (u >= 0xD800 && u <= 0xDBFF) {
+      if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+        return 0;
+      int32_t lo = hex4(p + 2, (size_t)(end - p - 2));
+      if (lo < 0xDC00 || lo > 0xDFFF)
+        return 0;
+      p += 6;
+    }
+  }
+  if (has_escape)
+    *has_escape = esc;
+  return 1;
+}
+
+static char *put_utf8(char *d, uint32_t cp) {
+  if (cp < 0x80) {
+    *d++ = (char)cp;
+  } else if (cp < 0x800) {
+    *d++ = (char)(0xC0 | (cp >> 6));
+    *d++ = (char)(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *d++ = (char)(0xE0 | (cp >> 12));
+    *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *d++ = (char)(0x80 | (cp & 0x3F));
+  } else {
+    *d++ = (char)(0xF0 | (cp >> 18));
+    *d++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+    *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *d++ = (char)(0x80 | (cp & 0x3F));
+  }
+  return d;
+}
+
+size_t jrpc__str_unescape(const char *s, size_t n, char *dst) {
+  const char *p = s, *end = s + n;
+  char *d = dst;
+  while (p < end) {
+    const char *bs = memchr(p, '\\', (size_t)(end - p));
+    if (!bs) {
+      memcpy(d, p, (size_t)(end - p));
+      d += end - p;
+      break;
+    }
+    memcpy(d, p, (size_t)(bs - p));
+    d += bs - p;
+    p = bs + 1;
+    char c = *p++;
+    switch (c) {
+    case 'b':
+      *d++ = '\b';
+      break;
+    case 'f':
+      *d++ = '\f';
+      break;
+    case 'n':
+      *d++ = '\n';
+      break;
+    case 'r':
+      *d++ = '\r';
+      break;
+    case 't':
+      *d++ = '\t';
+      break;
+    case 'u': {
+      uint32_t cp = (uint32_t)hex4((const unsigned char *)p, 4);
+      p += 4;
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        uint32_t lo = (uint32_t)hex4((const unsigned char *)p + 2, 4);
+        p += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      }
+      d = put_utf8(d, cp);
+      break;
+    }
+    default: /* '"', '\\', '/' */
+      *d++ = c;
+    }
+  }
+  *d = '\0';
+  return (size_t)(d - dst);
+}
+
+const char *jrpc__str_decode(const char *s, size_t n, jrpc__arena_t *a,
+                             size_t *out_n) {
+  /* Unescaping never lengthens: \uXXXX (6 bytes) -> at most 3, and a
+   * 12-byte surrogate pair -> 4. */
+  char *d = jrpc__arena_alloc(a, n + 1);
+  if (!d)
+    return NULL;
+  *out_n = jrpc__str_unescape(s, n, d);
+  return d;
+}
+
+int jrpc__num_to_i64(const char *s, size_t n, int64_t *out) {
+  const char *p = s, *end = s + n;
+  int neg = 0;
+  if (p < end && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p == end)
+    return JRPC_ETYPE;
+  uint64_t v = 0;
+  const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  for (; p < end; p++) {
+    unsigned d = (unsigned char)*p - '0';
+    if (d > 9)
+      return JRPC_ERANGE; /* fraction or exponent */
+    if (v > (limit - d) / 10)
+      return JRPC_ERANGE;
+    v = v * 10 + d;
+  }
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return 0;
+}
+
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void c_locale_init(void) {
+  c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+locale_t jrpc__c_locale(void) {
+  pthread_once(&c_locale_once, c_locale_init);
+  return c_locale;
+}
+
+int jrpc__num_to_f64(const char *s, size_t n, double *out) {
+  /* strtod follows LC_NUMERIC, which a handler may have changed: use a
+   * private "C" locale. The text needs a terminator, so copy it. */
+  jrpc__c_locale();
+  char small[128];
+  char *buf = n < sizeof(small) ? small : malloc(n + 1);
+  if (!buf)
+    return JRPC_ENOMEM;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  double v = c_locale ? strtod_l(buf, NULL, c_locale) : strtod(buf, NULL);
+  if (buf != small)
+    free(buf);
+  if (isinf(v))
+    return JRPC_ERANGE;
+  *out = v;
+  return 0;
+}

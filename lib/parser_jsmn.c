@@ -1,0 +1,582 @@
+/* parser_jsmn.c - the jsmn backend, plus the validation jsmn lacks.
+ *
+ * jsmn (strict mode, parent links: without them closing a container scans
+ * backwards and a large batch costs quadratic time) splits the frame into
+ * tokens but accepts much that is not JSON: missing or doubled separators,
+ * misspelt literals, bad numbers, raw control characters and invalid UTF-8
+ * in strings, lone surrogate escapes. One walk over the tokens then does
+ * three jobs at once: it checks every byte between tokens (only whitespace
+ * and the one separator the grammar expects there), checks the text of
+ * every string and primitive, and reads the JSON-RPC envelope of each
+ * request. The walk also turns jsmn's parent links, no longer needed, into
+ * "skip" links (index of the token after a value's subtree) so that views
+ * step from element to element in O(1).
+ */
+#define JSMN_STATIC
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS
+#include <jsmn.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "jsontext.h"
+#include "parser.h"
+
+typedef struct jsmn_doc {
+  jrpc__doc_t hdr;
+  jsmntok_t *t;
+  uint32_t n;
+} jsmn_doc_t;
+
+typedef struct jsmn_backend {
+  jrpc__parser_t base;
+  jrpc__jsmn_mode_t mode;
+  jsmn_doc_t doc;
+} jsmn_backend_t;
+
+enum { M_OTHER = 0, M_JSONRPC, M_METHOD, M_PARAMS, M_ID };
+
+static const jrpc__parser_ops_t jsmn_ops;
+
+static inline jrpc_type_t tok_type(const jsmntok_t *t, const char *js) {
+  switch (t->type) {
+  case JSMN_OBJECT:
+    return JRPC_T_OBJECT;
+  case JSMN_ARRAY:
+    return JRPC_T_ARRAY;
+  case JSMN_STRING:
+    return JRPC_T_STRING;
+  default:
+    switch (js[t->start]) {
+    case 't':
+      return JRPC_T_TRUE;
+    case 'f':
+      return JRPC_T_FALSE;
+    case 'n':
+      return JRPC_T_NULL;
+    default:
+      return JRPC_T_NUMBER;
+    }
+  }
+}
+
+/* ws* [sep ws*] must be exactly js[from, to). */
+static inline int gap_ok(const char *js, size_t from, size_t to, char sep) {
+  size_t p = from;
+  while (p < to && jrpc__is_ws((unsigned char)js[p]))
+    p++;
+  if (sep) {
+    if (p >= to || js[p] != sep)
+      return 0;
+    p++;
+    while (p < to && jrpc__is_ws((unsigned char)js[p]))
+      p++;
+  }
+  return p == to;
+}
+
+static inline int primitive_ok(const char *s, size_t n) {
+  /* Small integers are most numbers in requests: no call for them. */
+  if (n <= 8 && s[0] >= '1' && s[0] <= '9') {
+    size_t i = 1;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+      i++;
+    if (i == n)
+      return 1;
+  }
+  switch (s[0]) {
+  case 't':
+    return n == 4 && memcmp(s, "true", 4) == 0;
+  case 'f':
+    return n == 5 && memcmp(s, "false", 5) == 0;
+  case 'n':
+    return n == 4 && memcmp(s, "null", 4) == 0;
+  default:
+    return jrpc__num_valid(s, n);
+  }
+}
+
+static inline int member_of(const char *s, size_t n, int esc,
+                            jrpc__arena_t *a) {
+  char *tmp = NULL;
+  if (JRPC__UNLIKELY(esc)) {
+    /* An escaped key still names the member ("m\u0065thod"). */
+    tmp = jrpc__arena_alloc(a, n + 1);
+    if (!tmp)
+      return M_OTHER;
+    n = jrpc__str_unescape(s, n, tmp);
+    s = tmp;
+  }
+  switch (n) {
+  case 2:
+    return memcmp(s, "id", 2) == 0 ? M_ID : M_OTHER;
+  case 6:
+    if (memcmp(s, "method", 6) == 0)
+      return M_METHOD;
+    return memcmp(s, "params", 6) == 0 ? M_PARAMS : M_OTHER;
+  case 7:
+    return memcmp(s, "jsonrpc", 7) == 0 ? M_JSONRPC : M_OTHER;
+  default:
+    return M_OTHER;
+  }
+}
+
+static inline void record_member(jrpc__envelope_t *e, int member, jsmn_doc_t *d,
+                                 uint32_t i, int esc) {
+  const jsmntok_t *t = &d->t[i];
+  const char *js = d->hdr.buf;
+  jrpc_type_t ty = tok_type(t, js);
+  uint8_t *slot = NULL;
+  switch (member) {
+  case M_JSONRPC:
+    slot = &e->jsonrpc_t;
+    e->jsonrpc_esc = (uint8_t)esc;
+    e->jsonrpc = js + t->start;
+    e->jsonrpc_n = (uint32_t)(t->end - t->start);
+    break;
+  case M_METHOD:
+    slot = &e->method_t;
+    e->method_esc = (uint8_t)esc;
+    e->method = js + t->start;
+    e->method_n = (uint32_t)(t->end - t->start);
+    break;
+  case M_PARAMS:
+    slot = &e->params_t;
+    e->params = jrpc__val(&d->hdr, i);
+    break;
+  case M_ID:
+    slot = &e->id_t;
+    if (ty == JRPC_T_STRING) {
+      e->id = js + t->start - 1;
+      e->id_n = (uint32_t)(t->end - t->start + 2);
+    } else {
+      e->id = js + t->start;
+      e->id_n = (uint32_t)(t->end - t->start);
+    }
+    break;
+  default:
+    return;
+  }
+  if (*slot != JRPC_T_NONE)
+    e->duplicate = 1;
+  *slot = (uint8_t)ty;
+}
+
+/* The walk, in token order, using jsmn's parent links (which jsmn has
+ * already checked for bracket balance and type). Between two tokens only
+ * whitespace, the closing brackets of containers that end there, and then
+ * the one separator the grammar expects may stand: ':' before a member
+ * value, ',' before any element or key but the first of its container.
+ * Closing brackets also tell when a container ends, which is where its
+ * skip link is set. VALIDATE and ENVELOPE are constants at every call
+ * site, so the compiler emits one specialised copy per mode. */
+static inline __attribute__((always_inline)) int
+walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
+     int envelope) {
+  const char *js = d->hdr.buf;
+  const size_t len = d->hdr.len;
+  jsmntok_t *t = d->t;
+  const uint32_t n = d->n;
+  size_t cur = 0;       /* bytes before cur are accounted for */
+  int depth = 0;        /* open containers */
+  int open = -1;        /* innermost open container */
+  int req = -1;         /* the request object being read */
+  int32_t env_k = -1;   /* its envelope */
+  uint32_t elem = 0;    /* batch elements seen */
+  int member = M_OTHER; /* which member the last request key named */
+  const int batch = out->is_batch;
+  jrpc__envelope_t *env = out->env;
+
+  for (uint32_t i = 0; i < n; i++) {
+    jsmntok_t *tk = &t[i];
+    const int p = tk->parent;
+    const int type = tk->type;
+    const size_t s = (size_t)tk->start - (type == JSMN_STRING);
+    int is_key = 0, is_value = 0;
+    char sep = 0;
+    if (p < 0) {
+      if (validate && i != 0) {
+        out->why = "more than one JSON value";
+        return 0;
+      }
+    } else {
+      const int ptype = t[p].type;
+      if (ptype == JSMN_STRING) {
+        is_value = 1;
+        sep = ':';
+        if (validate &&
+            (t[p].parent < 0 || t[t[p].parent].type != JSMN_OBJECT)) {
+          out->why = "':' outside an object";
+          return 0;
+        }
+      } else if (ptype == JSMN_OBJECT) {
+        is_key = 1;
+        sep = (uint32_t)p + 1 == i ? 0 : ',';
+        if (validate && (type != JSMN_STRING || tk->size != 1)) {
+          out->why = "object member without a string key and a value";
+          return 0;
+        }
+      } else if (ptype == JSMN_ARRAY) {
+        sep = (uint32_t)p + 1 == i ? 0 : ',';
+      } else {
+        out->why = "a value after a number or literal";
+        return 0;
+      }
+    }
+
+    /* The gap before this token; compact JSON has exactly the separator
+     * there, which the first test settles. */
+    if (!(s == cur + (sep != 0) && (!sep || js[cur] == sep))) {
+      size_t q = cur;
+      int closed = 0;
+      for (;;) {
+        while (q < s && jrpc__is_ws((unsigned char)js[q]))
+          q++;
+        if (q < s && (js[q] == ']' || js[q] == '}')) {
+          if (open < 0) {
+            out->why = "unbalanced closing bracket";
+            return 0;
+          }
+          int pc = t[open].parent;
+          if (envelope)
+            t[open].parent = (int)i; /* skip link: first token after it */
+          open = pc >= 0 && t[pc].type == JSMN_STRING ? t[pc].parent : pc;
+          depth--;
+          closed++;
+          q++;
+          continue;
+        }
+        break;
+      }
+      if (validate) {
+        if (sep) {
+          if (q >= s || js[q] != sep || (sep == ':' && closed)) {
+            out->why = "missing or misplaced separator";
+            return 0;
+          }
+          q++;
+          while (q < s && jrpc__is_ws((unsigned char)js[q]))
+            q++;
+        }
+        if (q != s) {
+          out->why = "unexpected characters between values";
+          return 0;
+        }
+      }
+    }
+
+    /* The token itself. */
+    int esc = 0;
+    if (type == JSMN_STRING) {
+      const char *sp0 = js + tk->start;
+      size_t sn = (size_t)(tk->end - tk->start);
+      if (validate) {
+        if (!jrpc__str_valid_fast(sp0, sn, &esc)) {
+          out->why = "invalid string";
+          return 0;
+        }
+      } else if (envelope && req >= 0) {
+        esc = memchr(sp0, '\\', sn) != NULL;
+      }
+      cur = (size_t)tk->end + 1;
+    } else if (type == JSMN_PRIMITIVE) {
+      if (validate &&
+          !primitive_ok(js + tk->start, (size_t)(tk->end - tk->start))) {
+        out->why = "invalid number or literal";
+        return 0;
+      }
+      cur = (size_t)tk->end;
+    } else {
+      if (++depth > JRPC__MAX_DEPTH) {
+        out->why = "nested too deeply";
+        return 0;
+      }
+      open = (int)i;
+      cur = (size_t)tk->start + 1;
+    }
+
+    if (envelope) {
+      if (env) {
+        if (is_value) {
+          if (t[p].parent == req && req >= 0)
+            record_member(&env[env_k], member, d, i, esc);
+        } else if (is_key) {
+          if (p == req)
+            member = member_of(js + tk->start, (size_t)(tk->end - tk->start),
+                               esc, a);
+        } else if (p < 0) {
+          if (type == JSMN_OBJECT) {
+            req = 0;
+            env_k = 0;
+            env[0].is_object = 1;
+          }
+        } else if (batch && p == 0) {
+          /* An element of the batch: a request if it is an object. */
+          uint32_t k = elem++;
+          env[k].is_object = type == JSMN_OBJECT;
+          if (type == JSMN_OBJECT) {
+            req = (int)i;
+            env_k = (int32_t)k;
+          }
+        }
+      }
+      /* Keys keep their parent link: a member value reads it. */
+      if (!is_key && (type == JSMN_STRING || type == JSMN_PRIMITIVE))
+        tk->parent = (int)i + 1;
+    }
+  }
+
+  /* The trailing gap: the closers of every container still open, then
+   * whitespace. */
+  size_t q = cur;
+  for (;;) {
+    while (q < len && jrpc__is_ws((unsigned char)js[q]))
+      q++;
+    if (q < len && (js[q] == ']' || js[q] == '}') && open >= 0) {
+      int pc = t[open].parent;
+      if (envelope)
+        t[open].parent = (int)n;
+      open = pc >= 0 && t[pc].type == JSMN_STRING ? t[pc].parent : pc;
+      q++;
+      continue;
+    }
+    break;
+  }
+  if (validate && (q != len || open >= 0)) {
+    out->why = "trailing characters after the JSON value";
+    return 0;
+  }
+  return 1;
+}
+
+/* A frame whose value is not an object, array or string: jsmn's strict
+ * mode refuses bare primitives at the top, but they are valid JSON (and
+ * then an invalid request, not a parse error). */
+static int top_scalar(const char *js, size_t len, jrpc__parsed_t *out) {
+  size_t b = 0, e = len;
+  while (b < e && jrpc__is_ws((unsigned char)js[b]))
+    b++;
+  while (e > b && jrpc__is_ws((unsigned char)js[e - 1]))
+    e--;
+  if (b == e || !primitive_ok(js + b, e - b)) {
+    out->status = JRPC__PARSE_INVALID;
+    out->why = b == e ? "empty frame" : "invalid JSON";
+  }
+  return 0;
+}
+
+static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
+                            jrpc__arena_t *a, uint32_t max_batch,
+                            jrpc__parsed_t *out) {
+  jsmn_backend_t *b = (jsmn_backend_t *)p;
+  jsmn_doc_t *d = &b->doc;
+  d->hdr.buf = js;
+  d->hdr.len = len;
+  d->t = NULL;
+  d->n = 0;
+  out->status = JRPC__PARSE_OK;
+  out->is_batch = 0;
+  out->count = 0;
+  out->env = NULL;
+  out->why = NULL;
+
+  if (len > (size_t)INT32_MAX) {
+    out->status = JRPC__PARSE_INVALID;
+    out->why = "frame too large for this parser";
+    return 0;
+  }
+  size_t first = 0;
+  while (first < len && jrpc__is_ws((unsigned char)js[first]))
+    first++;
+  if (first == len ||
+      (js[first] != '{' && js[first] != '[' && js[first] != '"')) {
+    out->count = 1;
+    int rc = top_scalar(js, len, out);
+    if (out->status == JRPC__PARSE_OK) {
+      out->env = jrpc__arena_alloc(a, sizeof(*out->env));
+      if (!out->env)
+        return JRPC_ENOMEM;
+      memset(out->env, 0, sizeof(*out->env));
+    }
+    return rc;
+  }
+
+  /* Tokens: a guess from the frame size, doubled from the arena when jsmn
+   * runs out (it resumes where it stopped). A token needs at least one
+   * byte of input, so len + 1 always suffices: no fixed cap. */
+  size_t cap = len / 4 + 16;
+  if (cap > len + 1)
+    cap = len + 1;
+  jsmntok_t *t = jrpc__arena_alloc(a, cap * sizeof(*t));
+  if (!t)
+    return JRPC_ENOMEM;
+  jsmn_parser jp;
+  jsmn_init(&jp);
+  int r;
+  while ((r = jsmn_parse(&jp, js, len, t, (unsigned)cap)) == JSMN_ERROR_NOMEM) {
+    size_t ncap = cap * 2 > len + 1 ? len + 1 : cap * 2;
+    jsmntok_t *nt = jrpc__arena_alloc(a, ncap * sizeof(*t));
+    if (!nt)
+      return JRPC_ENOMEM;
+    memcpy(nt, t, jp.toknext * sizeof(*t));
+    t = nt;
+    cap = ncap;
+  }
+  if (r < 0 || jp.toknext == 0) {
+    out->status = JRPC__PARSE_INVALID;
+    out->why = r == JSMN_ERROR_PART ? "incomplete JSON" : "invalid JSON";
+    return 0;
+  }
+  d->t = t;
+  d->n = jp.toknext;
+
+  if (t[0].type == JSMN_ARRAY) {
+    out->is_batch = 1;
+    out->count = (uint32_t)t[0].size;
+    if (out->count > max_batch)
+      out->status = JRPC__PARSE_BATCH_TOO_LARGE;
+  } else {
+    out->count = 1;
+  }
+  if (out->status == JRPC__PARSE_OK && out->count) {
+    out->env = jrpc__arena_alloc(a, out->count * sizeof(*out->env));
+    if (!out->env)
+      return JRPC_ENOMEM;
+    memset(out->env, 0, out->count * sizeof(*out->env));
+  }
+
+  int ok;
+  switch (b->mode) {
+  case JRPC__JSMN_SEPARATE:
+    ok = walk(d, out, a, 1, 0) && walk(d, out, a, 0, 1);
+    break;
+  case JRPC__JSMN_NONE:
+    ok = walk(d, out, a, 0, 1);
+    break;
+  default:
+    ok = walk(d, out, a, 1, 1);
+  }
+  if (!ok) {
+    out->status = JRPC__PARSE_INVALID;
+    out->env = NULL;
+    out->count = 0;
+  }
+  return 0;
+}
+
+/* ---- views ---- */
+
+#define DOC(d) ((const jsmn_doc_t *)(d))
+
+static jrpc_type_t jsmn_type(const jrpc__doc_t *d, uint32_t idx) {
+  return tok_type(&DOC(d)->t[idx], d->buf);
+}
+
+static uint32_t jsmn_len(const jrpc__doc_t *d, uint32_t idx) {
+  const jsmntok_t *t = &DOC(d)->t[idx];
+  return t->type == JSMN_ARRAY || t->type == JSMN_OBJECT ? (uint32_t)t->size
+                                                         : 0;
+}
+
+/* Element views remember their container (aux_ = index + 1) for next(). */
+static jrpc_val_t elem(const jrpc__doc_t *d, uint32_t container, uint32_t idx) {
+  jrpc_val_t v = {d, idx, container + 1};
+  return v;
+}
+
+static jrpc_val_t jsmn_first(const jrpc__doc_t *d, uint32_t idx) {
+  const jsmntok_t *t = &DOC(d)->t[idx];
+  if ((t->type != JSMN_ARRAY && t->type != JSMN_OBJECT) || t->size == 0)
+    return jrpc__val_none();
+  return elem(d, idx, t->type == JSMN_OBJECT ? idx + 2 : idx + 1);
+}
+
+static jrpc_val_t next_in(const jrpc__doc_t *d, uint32_t container,
+                          uint32_t idx) {
+  const jsmn_doc_t *jd = DOC(d);
+  uint32_t j = (uint32_t)jd->t[idx].parent; /* skip link */
+  const jsmntok_t *c = &jd->t[container];
+  if (j >= jd->n || jd->t[j].start >= c->end)
+    return jrpc__val_none();
+  return elem(d, container, c->type == JSMN_OBJECT ? j + 1 : j);
+}
+
+static jrpc_val_t jsmn_next(const jrpc__doc_t *d, jrpc_val_t v) {
+  /* Only element views know their container; others have no siblings. */
+  if (v.aux_ == 0)
+    return jrpc__val_none();
+  return next_in(d, v.aux_ - 1, v.idx_);
+}
+
+static jrpc_val_t jsmn_at(const jrpc__doc_t *d, uint32_t idx, uint32_t i) {
+  jrpc_val_t v = jsmn_first(d, idx);
+  while (v.doc_ && i--)
+    v = next_in(d, idx, v.idx_);
+  return v;
+}
+
+static int key_equals(const char *raw, size_t rn, const char *key, size_t n) {
+  if (!memchr(raw, '\\', rn))
+    return rn == n && memcmp(raw, key, n) == 0;
+  /* Escaped keys are rare: decode in small steps without allocating. */
+  if (rn > 4096)
+    return 0;
+  char tmp[4097];
+  size_t dn = jrpc__str_unescape(raw, rn, tmp);
+  return dn == n && memcmp(tmp, key, n) == 0;
+}
+
+static jrpc_val_t jsmn_get(const jrpc__doc_t *d, uint32_t idx, const char *key,
+                           size_t n) {
+  const jsmn_doc_t *jd = DOC(d);
+  if (jd->t[idx].type != JSMN_OBJECT)
+    return jrpc__val_none();
+  for (jrpc_val_t v = jsmn_first(d, idx); v.doc_; v = next_in(d, idx, v.idx_)) {
+    const jsmntok_t *k = &jd->t[v.idx_ - 1];
+    if (key_equals(d->buf + k->start, (size_t)(k->end - k->start), key, n))
+      return v;
+  }
+  return jrpc__val_none();
+}
+
+static int jsmn_key(const jrpc__doc_t *d, jrpc_val_t v, const char **s,
+                    size_t *n) {
+  const jsmn_doc_t *jd = DOC(d);
+  /* Only a member view (from first/next/at/get on an object) has a key,
+   * and in jsmn's token order the key directly precedes the value. */
+  if (v.aux_ == 0 || jd->t[v.aux_ - 1].type != JSMN_OBJECT)
+    return JRPC_ENOENT;
+  const jsmntok_t *k = &jd->t[v.idx_ - 1];
+  *s = d->buf + k->start;
+  *n = (size_t)(k->end - k->start);
+  return 0;
+}
+
+static void jsmn_raw(const jrpc__doc_t *d, uint32_t idx, const char **s,
+                     size_t *n) {
+  const jsmntok_t *t = &DOC(d)->t[idx];
+  int str = t->type == JSMN_STRING;
+  *s = d->buf + t->start - str;
+  *n = (size_t)(t->end - t->start + 2 * str);
+}
+
+static void jsmn_destroy(jrpc__parser_t *p) {
+  free(p);
+}
+
+static const jrpc__parser_ops_t jsmn_ops = {
+    "jsmn",   jsmn_destroy, jsmn_parse_frame, jsmn_type, jsmn_len, jsmn_at,
+    jsmn_get, jsmn_first,   jsmn_next,        jsmn_key,  jsmn_raw,
+};
+
+jrpc__parser_t *jrpc__parser_jsmn_new(jrpc__jsmn_mode_t mode) {
+  jsmn_backend_t *b = calloc(1, sizeof(*b));
+  if (!b)
+    return NULL;
+  b->base.ops = &jsmn_ops;
+  b->mode = mode;
+  b->doc.hdr.ops = &jsmn_ops;
+  return &b->base;
+}

@@ -1,0 +1,137 @@
+/* registry.c - method table with open addressing (linear probing). */
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* FNV-1a: short names, one pass, good enough spread for linear probing. */
+static uint32_t name_hash(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+int jrpc__registry_init(jrpc__registry_t *r) {
+  r->mask = 15;
+  r->count = 0;
+  r->slots = calloc(r->mask + 1, sizeof(*r->slots));
+  return r->slots ? 0 : JRPC_ENOMEM;
+}
+
+void jrpc__registry_free(jrpc__registry_t *r) {
+  if (!r->slots)
+    return;
+  for (uint32_t i = 0; i <= r->mask; i++)
+    free(r->slots[i].name);
+  free(r->slots);
+  r->slots = NULL;
+  r->count = 0;
+}
+
+static jrpc__method_t *probe(const jrpc__registry_t *r, const char *name,
+                             size_t len, uint32_t h) {
+  for (uint32_t i = h & r->mask;; i = (i + 1) & r->mask) {
+    jrpc__method_t *m = &r->slots[i];
+    if (!m->name ||
+        (m->hash == h && m->len == len && memcmp(m->name, name, len) == 0))
+      return m;
+  }
+}
+
+static int grow(jrpc__registry_t *r) {
+  jrpc__registry_t bigger = {NULL, r->mask * 2 + 1, r->count};
+  bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
+  if (!bigger.slots)
+    return JRPC_ENOMEM;
+  for (uint32_t i = 0; i <= r->mask; i++)
+    if (r->slots[i].name)
+      *probe(&bigger, r->slots[i].name, r->slots[i].len, r->slots[i].hash) =
+          r->slots[i];
+  free(r->slots);
+  *r = bigger;
+  return 0;
+}
+
+int jrpc__registry_add(jrpc__registry_t *r, const char *name,
+                       jrpc_handler_fn fn, void *udata, const void *owner,
+                       const jrpc__method_t **existing) {
+  size_t len = name ? strlen(name) : 0;
+  if (len == 0 || len > UINT32_MAX || !fn)
+    return JRPC_EINVAL;
+  /* The specification reserves "rpc." names for the protocol itself. */
+  if (len >= 4 && memcmp(name, "rpc.", 4) == 0)
+    return JRPC_EINVAL;
+  uint32_t h = name_hash(name, len);
+  jrpc__method_t *m = probe(r, name, len, h);
+  if (m->name) {
+    if (existing)
+      *existing = m;
+    return JRPC_EEXIST;
+  }
+  /* Keep the load factor under 1/2 so probes stay short. */
+  if ((r->count + 1) * 2 > r->mask + 1) {
+    if (grow(r))
+      return JRPC_ENOMEM;
+    m = probe(r, name, len, h);
+  }
+  char *copy = malloc(len + 1);
+  if (!copy)
+    return JRPC_ENOMEM;
+  memcpy(copy, name, len + 1);
+  m->name = copy;
+  m->len = (uint32_t)len;
+  m->hash = h;
+  m->fn = fn;
+  m->udata = udata;
+  m->owner = owner;
+  r->count++;
+  return 0;
+}
+
+void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner) {
+  /* Rebuild rather than delete in place: linear probing needs tombstones
+   * otherwise, and this only runs when a module fails to load. */
+  jrpc__registry_t fresh = {NULL, r->mask, 0};
+  fresh.slots = calloc(fresh.mask + 1, sizeof(*fresh.slots));
+  if (!fresh.slots) {
+    /* Out of memory: unhook the handlers at least (never called again). */
+    for (uint32_t i = 0; i <= r->mask; i++)
+      if (r->slots[i].name && r->slots[i].owner == owner)
+        r->slots[i].owner = NULL, r->slots[i].fn = NULL;
+    return;
+  }
+  for (uint32_t i = 0; i <= r->mask; i++) {
+    jrpc__method_t *m = &r->slots[i];
+    if (!m->name)
+      continue;
+    if (m->owner == owner) {
+      free(m->name);
+      continue;
+    }
+    *probe(&fresh, m->name, m->len, m->hash) = *m;
+    fresh.count++;
+  }
+  free(r->slots);
+  *r = fresh;
+}
+
+const jrpc__method_t *jrpc__registry_find(const jrpc__registry_t *r,
+                                          const char *name, size_t len) {
+  const jrpc__method_t *m = probe(r, name, len, name_hash(name, len));
+  return m->name && m->fn ? m : NULL;
+}
+
+void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,
+                       const void *owner, const char *const *conf) {
+  ctx->pub.api = &jrpc__api;
+  ctx->reg = reg;
+  ctx->owner = owner;
+  ctx->conf = conf;
+  ctx->err[0] = '\0';
+}

@@ -1,0 +1,49 @@
+/* stream.h - one connection's protocol state, without the socket: an input
+ * buffer from the pool, the frame decoder, and the output chain. The
+ * daemon reads into jrpc__stream_rbuf(), calls jrpc__stream_feed(), and
+ * writes out what the chain holds. */
+#ifndef JRPC_STREAM_H
+#define JRPC_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+#include "frame.h"
+#include "outbuf.h"
+
+/* Usable bytes of the first input buffer: a 64 KiB pool class. */
+#define JRPC__READ_MIN (65536 - JRPC__PAD)
+
+typedef struct jrpc__stream {
+  jrpc__engine_t *e;
+  jrpc__framer_t fr;
+  jrpc__outbuf_t out;
+  jrpc_peer_t peer;
+  char *buf;   /* input buffer from e->pool, or NULL while idle */
+  size_t cap;  /* its usable size */
+  size_t rd;   /* first unconsumed byte */
+  size_t wr;   /* end of buffered bytes */
+  size_t need; /* bytes the decoder asked for, 0 = unknown */
+  int closing; /* a fatal framing error happened: flush then close */
+} jrpc__stream_t;
+
+void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
+                       jrpc__framing_t framing);
+/* Returns the input buffer (if any) and the output chain to the pool. */
+void jrpc__stream_free(jrpc__stream_t *s);
+
+/* Where the next read may go: *room >= 1 bytes. NULL when out of memory. */
+char *jrpc__stream_rbuf(jrpc__stream_t *s, size_t *room);
+
+/* n bytes were read into the buffer; eof: the peer will send nothing more.
+ * Decodes and answers every complete frame. Returns 0, JRPC__ECLOSE when
+ * framing is lost (flush the output, then close), or JRPC_ENOMEM. */
+int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof);
+
+/* Bytes buffered that do not form a complete frame yet. */
+static inline size_t jrpc__stream_partial(const jrpc__stream_t *s) {
+  return s->wr - s->rd;
+}
+
+#endif

@@ -1,0 +1,332 @@
+/* writer.c - JSON output into the output chain; see writer.h. */
+#include "writer.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "jsontext.h"
+
+/* Bytes that cannot be copied verbatim into a JSON string. */
+static inline uint64_t swar_needs_escape(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+  uint64_t lt20 = (x - ones * 0x20) & ~x;
+  return (lt20 | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & high;
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  const unsigned char *run = p;
+  int rc = jrpc__out_byte(o, '"');
+  while (p < end) {
+    while (end - p >= 8) {
+      uint64_t x;
+      memcpy(&x, p, 8);
+      if (swar_needs_escape(x))
+        break;
+      p += 8;
+    }
+    if (p == end)
+      break;
+    unsigned char c = *p;
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      p++;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t k = jrpc__utf8_seq(p, end);
+      if (k) {
+        p += k;
+        continue;
+      }
+    }
+    rc |= jrpc__out_put(o, run, (size_t)(p - run));
+    char esc[6] = {'\\', 0, 0, 0, 0, 0};
+    size_t en = 2;
+    switch (c) {
+    case '"':
+      esc[1] = '"';
+      break;
+    case '\\':
+      esc[1] = '\\';
+      break;
+    case '\b':
+      esc[1] = 'b';
+      break;
+    case '\f':
+      esc[1] = 'f';
+      break;
+    case '\n':
+      esc[1] = 'n';
+      break;
+    case '\r':
+      esc[1] = 'r';
+      break;
+    case '\t':
+      esc[1] = 't';
+      break;
+    default:
+      if (c < 0x20) {
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hexdig[c >> 4];
+        esc[5] = hexdig[c & 15];
+        en = 6;
+      } else {
+        /* Not UTF-8: the output must stay valid JSON, so say U+FFFD. */
+        memcpy(esc, "\\ufffd", 6);
+        en = 6;
+      }
+    }
+    rc |= jrpc__out_put(o, esc, en);
+    p++;
+    run = p;
+  }
+  rc |= jrpc__out_put(o, run, (size_t)(p - run));
+  rc |= jrpc__out_byte(o, '"');
+  return rc ? JRPC_ENOMEM : 0;
+}
+
+static char *u64_text(char *end, uint64_t v) {
+  do {
+    *--end = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return end;
+}
+
+int jrpc__json_u64(jrpc__outbuf_t *o, uint64_t v) {
+  char tmp[24], *e = tmp + sizeof(tmp);
+  char *b = u64_text(e, v);
+  return jrpc__out_put(o, b, (size_t)(e - b));
+}
+
+int jrpc__json_i64(jrpc__outbuf_t *o, int64_t v) {
+  char tmp[24], *e = tmp + sizeof(tmp);
+  char *b = u64_text(e, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+  if (v < 0)
+    *--b = '-';
+  return jrpc__out_put(o, b, (size_t)(e - b));
+}
+
+int jrpc__json_f64(jrpc__outbuf_t *o, double v) {
+  if (!isfinite(v))
+    return JRPC_EINVAL;
+  /* Integral values that fit exactly print as integers, fast. */
+  if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v &&
+      !(v == 0 && signbit(v)))
+    return jrpc__json_i64(o, (int64_t)v);
+  /* Shortest of %.15g..%.17g that reads back bit-exact; 17 always does.
+   * Formatting follows LC_NUMERIC, so switch this thread to "C". */
+  locale_t c = jrpc__c_locale();
+  locale_t old = c ? uselocale(c) : (locale_t)0;
+  char buf[32];
+  int n = 0;
+  if (fabs(v) >= DBL_MIN) {
+    /* A normal double: any decimal of <= 15 digits survives the trip, so
+     * %.15g (which drops trailing zeros) is the shortest when one that
+     * short exists; otherwise 16, else 17 digits. */
+    for (int prec = 15; prec <= 17; prec++) {
+      n = snprintf(buf, sizeof(buf), "%.*g", prec, v);
+      if (prec == 17 || strtod(buf, NULL) == v)
+        break;
+    }
+  } else {
+    /* Subnormals carry fewer digits: search the shortest precision that
+     * round-trips (more digits never stop round-tripping). */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      snprintf(buf, sizeof(buf), "%.*g", mid, v);
+      if (strtod(buf, NULL) == v)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    n = snprintf(buf, sizeof(buf), "%.*g", lo, v);
+  }
+  if (c)
+    uselocale(old);
+  return jrpc__out_put(o, buf, (size_t)n);
+}
+
+/* ---- the structured writer ---- */
+
+void jrpc__writer_init(jrpc__writer_t *w, jrpc__outbuf_t *out) {
+  w->out = out;
+  w->objbits = 0;
+  w->depth = 0;
+  w->need_comma = 0;
+  w->after_key = 0;
+  w->done = 0;
+  w->bad = 0;
+  w->why = NULL;
+}
+
+static int misuse(jrpc__writer_t *w, const char *why) {
+  if (!w->bad) {
+    w->bad = 1;
+    w->why = why;
+  }
+  return JRPC_EINVAL;
+}
+
+static inline int in_object(const jrpc__writer_t *w) {
+  return (w->objbits >> (w->depth - 1)) & 1;
+}
+
+/* Checks that a value may come now and writes the separator before it. */
+static int value_begin(jrpc__writer_t *w) {
+  if (w->bad)
+    return JRPC_EINVAL;
+  if (w->depth == 0)
+    return w->done ? misuse(w, "more than one result value") : 0;
+  if (in_object(w)) {
+    if (!w->after_key)
+      return misuse(w, "object member without a key");
+    w->after_key = 0;
+    return 0;
+  }
+  if (w->need_comma)
+    return jrpc__out_byte(w->out, ',');
+  return 0;
+}
+
+static int value_end(jrpc__writer_t *w, int rc) {
+  if (rc)
+    return rc == JRPC_ENOMEM ? (w->bad = 1, w->why = "out of memory", rc)
+                             : misuse(w, "invalid value");
+  if (w->depth == 0)
+    w->done = 1;
+  else
+    w->need_comma = 1;
+  return 0;
+}
+
+static int open_container(jrpc__writer_t *w, char c, int is_obj) {
+  int rc = value_begin(w);
+  if (rc)
+    return rc;
+  if (w->depth >= JRPC__WRITER_MAX_DEPTH)
+    return misuse(w, "result nested too deeply");
+  if (jrpc__out_byte(w->out, c))
+    return value_end(w, JRPC_ENOMEM);
+  if (is_obj)
+    w->objbits |= (uint64_t)1 << w->depth;
+  else
+    w->objbits &= ~((uint64_t)1 << w->depth);
+  w->depth++;
+  w->need_comma = 0;
+  w->after_key = 0;
+  return 0;
+}
+
+static int close_container(jrpc__writer_t *w, char c, int is_obj) {
+  if (w->bad)
+    return JRPC_EINVAL;
+  if (w->depth == 0 || in_object(w) != is_obj)
+    return misuse(w, is_obj ? "object end without an open object"
+                            : "array end without an open array");
+  if (w->after_key)
+    return misuse(w, "key without a value");
+  w->depth--;
+  return value_end(w, jrpc__out_byte(w->out, c));
+}
+
+int jrpc__writer_obj(jrpc__writer_t *w) {
+  return open_container(w, '{', 1);
+}
+int jrpc__writer_arr(jrpc__writer_t *w) {
+  return open_container(w, '[', 0);
+}
+int jrpc__writer_obj_end(jrpc__writer_t *w) {
+  return close_container(w, '}', 1);
+}
+int jrpc__writer_arr_end(jrpc__writer_t *w) {
+  return close_container(w, ']', 0);
+}
+
+int jrpc__writer_key(jrpc__writer_t *w, const char *s, size_t n) {
+  if (w->bad)
+    return JRPC_EINVAL;
+  if (w->depth == 0 || !in_object(w))
+    return misuse(w, "key outside an object");
+  if (w->after_key)
+    return misuse(w, "key after key");
+  int rc = 0;
+  if (w->need_comma)
+    rc |= jrpc__out_byte(w->out, ',');
+  rc |= jrpc__json_str(w->out, s ? s : "", s ? n : 0);
+  rc |= jrpc__out_byte(w->out, ':');
+  w->after_key = 1;
+  if (rc) {
+    w->bad = 1;
+    w->why = "out of memory";
+    return JRPC_ENOMEM;
+  }
+  return 0;
+}
+
+int jrpc__writer_str(jrpc__writer_t *w, const char *s, size_t n) {
+  int rc = value_begin(w);
+  return rc ? rc : value_end(w, jrpc__json_str(w->out, s ? s : "", s ? n : 0));
+}
+int jrpc__writer_i64(jrpc__writer_t *w, int64_t v) {
+  int rc = value_begin(w);
+  return rc ? rc : value_end(w, jrpc__json_i64(w->out, v));
+}
+int jrpc__writer_u64(jrpc__writer_t *w, uint64_t v) {
+  int rc = value_begin(w);
+  return rc ? rc : value_end(w, jrpc__json_u64(w->out, v));
+}
+int jrpc__writer_f64(jrpc__writer_t *w, double v) {
+  if (!isfinite(v))
+    return misuse(w, "NaN or infinity has no JSON form");
+  int rc = value_begin(w);
+  return rc ? rc : value_end(w, jrpc__json_f64(w->out, v));
+}
+int jrpc__writer_bool(jrpc__writer_t *w, int v) {
+  int rc = value_begin(w);
+  return rc ? rc
+            : value_end(w, v ? jrpc__out_put(w->out, "true", 4)
+                             : jrpc__out_put(w->out, "false", 5));
+}
+int jrpc__writer_null(jrpc__writer_t *w) {
+  int rc = value_begin(w);
+  return rc ? rc : value_end(w, jrpc__out_put(w->out, "null", 4));
+}
+
+int jrpc__writer_raw(jrpc__writer_t *w, const char *s, size_t n) {
+  if (!s || n == 0)
+    return misuse(w, "empty raw value");
+  int rc = value_begin(w);
+  if (rc)
+    return rc;
+  const char *p = s, *end = s + n;
+  while (p < end && !rc) {
+    const char *q = p;
+    while (q < end && *q != '\n' && *q != '\r')
+      q++;
+    rc |= jrpc__out_put(w->out, p, (size_t)(q - p));
+    if (q < end)
+      rc |= jrpc__out_byte(w->out, ' ');
+    p = q + (q < end);
+  }
+  return value_end(w, rc);
+}
+
+int jrpc__writer_finish(jrpc__writer_t *w, int *empty) {
+  *empty = 0;
+  if (w->bad)
+    return JRPC_EINVAL;
+  if (w->depth)
+    return misuse(w, "result has an unclosed array or object");
+  if (!w->done)
+    *empty = 1;
+  return 0;
+}

@@ -1,0 +1,253 @@
+/* test_stream.c - one connection's input handling: buffer growth bounded
+ * by max_frame_bytes, release when idle, EOF, fatal framing errors, and
+ * replies that do not depend on how the input was split. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dispatch.h"
+#include "stream.h"
+
+static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  const char *s;
+  size_t n;
+  if (jrpc_raw(c, params, &s, &n))
+    return jrpc_w_null(c);
+  return jrpc_w_raw(c, s, n);
+}
+
+typedef struct fixture {
+  jrpc__registry_t reg;
+  jrpc__engine_t e;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof(*f));
+  jrpc__registry_init(&f->reg);
+  jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
+  jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
+  lim.max_frame_bytes = 1000000;
+  jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("jsmn"));
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  jrpc__engine_free(&f->e);
+  jrpc__registry_free(&f->reg);
+  free(f);
+  return 0;
+}
+
+typedef struct run {
+  char *out;
+  size_t out_n;
+  int rc;             /* last feed status */
+  size_t max_cap;     /* largest input buffer seen */
+  size_t max_pending; /* largest partial frame buffered */
+} run_t;
+
+/* Feeds `in` in reads of `chunk` bytes, then EOF; collects the output. */
+static run_t feed_all(jrpc__engine_t *e, int framing, const char *in, size_t n,
+                      size_t chunk) {
+  run_t r = {malloc(1 << 22), 0, 0, 0, 0};
+  jrpc__stream_t s;
+  jrpc__stream_init(&s, e, framing);
+  size_t off = 0;
+  while (off < n && r.rc == 0) {
+    size_t room;
+    char *dst = jrpc__stream_rbuf(&s, &room);
+    assert_non_null(dst);
+    assert_true(room > 0);
+    size_t k = n - off < room ? n - off : room;
+    if (k > chunk)
+      k = chunk;
+    memcpy(dst, in + off, k);
+    off += k;
+    r.rc = jrpc__stream_feed(&s, k, 0);
+    if (s.cap > r.max_cap)
+      r.max_cap = s.cap;
+    if (jrpc__stream_partial(&s) > r.max_pending)
+      r.max_pending = jrpc__stream_partial(&s);
+    r.out_n += jrpc__out_copy(&s.out, r.out + r.out_n, (1 << 22) - r.out_n);
+    jrpc__out_consume(&s.out, (size_t)jrpc__out_pending(&s.out));
+  }
+  if (r.rc == 0)
+    r.rc = jrpc__stream_feed(&s, 0, 1);
+  r.out_n += jrpc__out_copy(&s.out, r.out + r.out_n, (1 << 22) - r.out_n);
+  /* Nothing partial left, and no input buffer held once idle. */
+  if (r.rc == 0) {
+    assert_int_equal(jrpc__stream_partial(&s), 0);
+    assert_null(s.buf);
+  }
+  jrpc__stream_free(&s);
+  return r;
+}
+
+static void test_replies_independent_of_split(void **state) {
+  fixture_t *f = *state;
+  const char in[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1,\"a "
+      "b\"],\"id\":1}\n"
+      "\r\n   \n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":{\"k\":[]},\"id\":2}"
+      "\r\n"
+      "not json\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[3],\"id\":3}";
+  run_t whole =
+      feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, sizeof(in) - 1, 1 << 20);
+  const char want[] =
+      "{\"jsonrpc\":\"2.0\",\"result\":[1,\"a b\"],\"id\":1}\n"
+      "{\"jsonrpc\":\"2.0\",\"result\":{\"k\":[]},\"id\":2}\n"
+      "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":\"Parse "
+      "error\"},\"id\":null}\n"
+      "{\"jsonrpc\":\"2.0\",\"result\":[3],\"id\":3}\n";
+  assert_int_equal(whole.out_n, sizeof(want) - 1);
+  assert_memory_equal(whole.out, want, sizeof(want) - 1);
+  for (size_t chunk = 1; chunk < 40; chunk++) {
+    run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, sizeof(in) - 1, chunk);
+    assert_int_equal(r.out_n, whole.out_n);
+    assert_memory_equal(r.out, whole.out, whole.out_n);
+    free(r.out);
+  }
+  free(whole.out);
+}
+
+/* A frame of `n` payload bytes: an echo request padded with spaces. */
+static char *big_request(size_t n, int framing, size_t *total) {
+  char *b = malloc(n + 8);
+  size_t h = framing == JRPC_FRAMING_LENGTH ? 4 : 0;
+  const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"";
+  const char tail[] = "\"],\"id\":9}";
+  memcpy(b + h, head, sizeof(head) - 1);
+  memset(b + h + sizeof(head) - 1, 'x',
+         n - (sizeof(head) - 1) - (sizeof(tail) - 1));
+  memcpy(b + h + n - (sizeof(tail) - 1), tail, sizeof(tail) - 1);
+  if (framing == JRPC_FRAMING_LENGTH) {
+    b[0] = (char)(n >> 24);
+    b[1] = (char)(n >> 16);
+    b[2] = (char)(n >> 8);
+    b[3] = (char)n;
+  } else {
+    b[n] = '\n';
+  }
+  *total = n + (h ? 4 : 1);
+  return b;
+}
+
+static void test_large_frame_grows_buffer_within_limit(void **state) {
+  fixture_t *f = *state;
+  for (int framing = 0; framing < 2; framing++) {
+    size_t total;
+    char *in = big_request(1000000, framing, &total); /* exactly the max */
+    run_t r = feed_all(&f->e, framing, in, total, 65536);
+    assert_int_equal(r.rc, 0);
+    /* The reply echoes the 1 MB string back. */
+    assert_true(r.out_n > 1000000 - 100);
+    assert_non_null(memmem(r.out, r.out_n, "\"id\":9}", 7));
+    /* Growth stops at the frame: the buffer class just above 1 MB. */
+    assert_true(r.max_cap >= 1000000);
+    assert_true(r.max_cap < 2 * 1024 * 1024);
+    free(r.out);
+    free(in);
+  }
+}
+
+static void test_oversized_newline_frame_skipped_not_buffered(void **state) {
+  fixture_t *f = *state;
+  size_t total;
+  char *in = big_request(3000000, JRPC_FRAMING_NEWLINE, &total);
+  const char next[] = "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"id\":10}\n";
+  char *both = malloc(total + sizeof(next));
+  memcpy(both, in, total);
+  memcpy(both + total, next, sizeof(next) - 1);
+  run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, both,
+                     total + sizeof(next) - 1, 65536);
+  assert_int_equal(r.rc, 0);
+  assert_true(r.max_pending <= 1000000 + 2);
+  assert_true(r.max_cap < 2 * 1024 * 1024);
+  const char want[] =
+      "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32001,\"message\":\"Frame too "
+      "large\",\"data\":{\"limit\":1000000,\"got\":3000000}},\"id\":null}\n"
+      "{\"jsonrpc\":\"2.0\",\"result\":null,\"id\":10}\n";
+  assert_int_equal(r.out_n, sizeof(want) - 1);
+  assert_memory_equal(r.out, want, sizeof(want) - 1);
+  free(r.out);
+  free(both);
+  free(in);
+}
+
+static void test_oversized_length_frame_closes(void **state) {
+  fixture_t *f = *state;
+  /* Header says 2 GB: refused before a byte of payload is buffered. */
+  const char in[] = "\x80\x00\x00\x00{\"jsonrpc\":\"2.0\"";
+  run_t r = feed_all(&f->e, JRPC_FRAMING_LENGTH, in, sizeof(in) - 1, 3);
+  assert_int_equal(r.rc, JRPC__ECLOSE);
+  assert_true(r.max_cap < 100000);
+  const char body[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32001,"
+                      "\"message\":\"Frame too large\",\"data\":{\"limit\":"
+                      "1000000,\"got\":2147483648}},\"id\":null}";
+  assert_int_equal(r.out_n, 4 + sizeof(body) - 1);
+  assert_int_equal((unsigned char)r.out[3], sizeof(body) - 1);
+  assert_memory_equal(r.out + 4, body, sizeof(body) - 1);
+  free(r.out);
+}
+
+static void test_length_framing_many_frames(void **state) {
+  fixture_t *f = *state;
+  /* 1000 frames of varying size, fed in odd-sized reads. */
+  size_t cap = 1 << 21, n = 0;
+  char *in = malloc(cap);
+  for (int i = 0; i < 1000; i++) {
+    char body[256];
+    int bn = snprintf(body, sizeof(body),
+                      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":"
+                      "[\"%.*s\"],\"id\":%d}",
+                      i % 150,
+                      "..........................................."
+                      "..........................................."
+                      "..........................................."
+                      "...........",
+                      i);
+    in[n++] = 0;
+    in[n++] = 0;
+    in[n++] = (char)(bn >> 8);
+    in[n++] = (char)bn;
+    memcpy(in + n, body, (size_t)bn);
+    n += (size_t)bn;
+  }
+  run_t r = feed_all(&f->e, JRPC_FRAMING_LENGTH, in, n, 997);
+  assert_int_equal(r.rc, 0);
+  /* Walk the reply frames: 1000 of them, ids in order. */
+  size_t p = 0;
+  for (int i = 0; i < 1000; i++) {
+    assert_true(p + 4 <= r.out_n);
+    size_t len = ((size_t)(unsigned char)r.out[p + 2] << 8) |
+                 (unsigned char)r.out[p + 3];
+    char idtail[32];
+    int tn = snprintf(idtail, sizeof(idtail), ",\"id\":%d}", i);
+    assert_memory_equal(r.out + p + 4 + len - (size_t)tn, idtail, (size_t)tn);
+    p += 4 + len;
+  }
+  assert_int_equal(p, r.out_n);
+  free(r.out);
+  free(in);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_replies_independent_of_split),
+      cmocka_unit_test(test_large_frame_grows_buffer_within_limit),
+      cmocka_unit_test(test_oversized_newline_frame_skipped_not_buffered),
+      cmocka_unit_test(test_oversized_length_frame_closes),
+      cmocka_unit_test(test_length_framing_many_frames),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
