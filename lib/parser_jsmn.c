@@ -351,6 +351,36 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
   return 1;
 }
 
+/* Bytes that matter to nesting: brackets and the quote. */
+static const uint8_t nest_byte[256] = {
+    ['['] = 1, ['{'] = 1, [']'] = 2, ['}'] = 2, ['"'] = 3};
+
+/* 1 unless brackets outside strings nest deeper than JRPC__MAX_DEPTH. A
+ * plain scan, about one instruction a byte: cheap next to tokenizing. */
+static int depth_ok(const char *js, size_t len) {
+  const unsigned char *p = (const unsigned char *)js, *end = p + len;
+  int depth = 0;
+  while (p < end) {
+    switch (nest_byte[*p++]) {
+    case 0:
+      break;
+    case 1:
+      if (++depth > JRPC__MAX_DEPTH)
+        return 0;
+      break;
+    case 2:
+      depth--;
+      break;
+    default:
+      /* Skip the string; an escaped quote does not end it. */
+      while (p < end && *p != '"')
+        p += *p == '\\' ? 2 : 1;
+      p++;
+    }
+  }
+  return 1;
+}
+
 /* A frame whose value is not an object, array or string: jsmn's strict
  * mode refuses bare primitives at the top, but they are valid JSON (and
  * then an invalid request, not a parse error). */
@@ -401,6 +431,16 @@ static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
       memset(out->env, 0, sizeof(*out->env));
     }
     return rc;
+  }
+
+  /* jsmn closes a container by walking up from the last token, so a frame
+   * nested D deep costs D^2/2 steps (100,000 '[' then ']': seconds). Refuse
+   * deep frames before jsmn sees them; a frame shorter than the limit
+   * cannot be too deep. */
+  if (len > JRPC__MAX_DEPTH && !depth_ok(js + first, len - first)) {
+    out->status = JRPC__PARSE_INVALID;
+    out->why = "nested too deeply";
+    return 0;
   }
 
   /* Tokens: a guess from the frame size, doubled from the arena when jsmn

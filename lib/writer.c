@@ -125,7 +125,8 @@ int jrpc__json_f64(jrpc__outbuf_t *o, double v) {
    * Formatting follows LC_NUMERIC, so switch this thread to "C". */
   locale_t c = jrpc__c_locale();
   locale_t old = c ? uselocale(c) : (locale_t)0;
-  char buf[32];
+  char buf[320]; /* %g of any double fits; the compiler cannot know it is short
+                  */
   int n = 0;
   if (fabs(v) >= DBL_MIN) {
     /* A normal double: any decimal of <= 15 digits survives the trip, so

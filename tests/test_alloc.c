@@ -132,7 +132,7 @@ static size_t pump(jrpc__stream_t *s, const char *in, size_t n, size_t chunk) {
   return out;
 }
 
-static const char *const workloads[] = {
+static __attribute__((unused)) const char *const workloads[] = {
     "{\"jsonrpc\":\"2.0\",\"method\":\"math.add\",\"params\":[1,2],\"id\":1}\n",
     "{\"jsonrpc\":\"2.0\",\"method\":\"math.add\",\"params\":{\"a\":1,\"b\":2."
     "5},"
@@ -154,7 +154,8 @@ static const char *const workloads[] = {
     "\"id\":6}\n",
 };
 
-static void run_workload(fixture_t *f, const char *one, size_t chunk) {
+static __attribute__((unused)) void run_workload(fixture_t *f, const char *one,
+                                                 size_t chunk) {
   /* 200 copies, so the arena and pools see a realistic stream. */
   size_t n1 = strlen(one), n = n1 * 200;
   char *in = raw_malloc(n);
