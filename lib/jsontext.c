@@ -245,6 +245,36 @@ size_t jrpc__str_unescape(const char *s, size_t n, char *dst) {
   return (size_t)(d - dst);
 }
 
+int jrpc__str_equals(const char *s, size_t n, const char *key, size_t kn) {
+  const char *p = s, *end = s + n, *k = key, *kend = key + kn;
+  while (p < end) {
+    const char *bs = memchr(p, '\\', (size_t)(end - p));
+    size_t run = (size_t)((bs ? bs : end) - p);
+    if ((size_t)(kend - k) < run || memcmp(p, k, run) != 0)
+      return 0;
+    p += run;
+    k += run;
+    if (!bs)
+      break;
+    /* One escape (a surrogate pair is two): at most 12 bytes of input,
+     * 4 of output. */
+    const char *e = bs + 2;
+    if (bs[1] == 'u') {
+      e = bs + 6;
+      if (hex4((const unsigned char *)bs + 2, 4) >= 0xD800 &&
+          hex4((const unsigned char *)bs + 2, 4) <= 0xDBFF)
+        e = bs + 12;
+    }
+    char tmp[8];
+    size_t tn = jrpc__str_unescape(bs, (size_t)(e - bs), tmp);
+    if ((size_t)(kend - k) < tn || memcmp(tmp, k, tn) != 0)
+      return 0;
+    k += tn;
+    p = e;
+  }
+  return k == kend;
+}
+
 const char *jrpc__str_decode(const char *s, size_t n, jrpc__arena_t *a,
                              size_t *out_n) {
   /* Unescaping never lengthens: \uXXXX (6 bytes) -> at most 3, and a
@@ -266,6 +296,17 @@ int jrpc__num_to_i64(const char *s, size_t n, int64_t *out) {
   if (p == end)
     return JRPC_ETYPE;
   uint64_t v = 0;
+  if (end - p <= 18) {
+    /* 18 digits cannot overflow: no limit check per digit. */
+    for (; p < end; p++) {
+      unsigned d = (unsigned char)*p - '0';
+      if (d > 9)
+        return JRPC_ERANGE; /* fraction or exponent */
+      v = v * 10 + d;
+    }
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+  }
   const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
   for (; p < end; p++) {
     unsigned d = (unsigned char)*p - '0';

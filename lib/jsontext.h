@@ -52,6 +52,10 @@ static inline int jrpc__str_valid_fast(const char *s, size_t n,
  * suffices); NUL-terminates; returns the length. */
 size_t jrpc__str_unescape(const char *s, size_t n, char *dst);
 
+/* 1 if valid string content s[0..n), unescaped, equals key[0..kn).
+ * Decodes as it compares: no buffer, no length limit. */
+int jrpc__str_equals(const char *s, size_t n, const char *key, size_t kn);
+
 /* Valid string content -> an unescaped, NUL-terminated copy in the arena.
  * NULL when out of memory. */
 const char *jrpc__str_decode(const char *s, size_t n, jrpc__arena_t *a,

@@ -560,12 +560,7 @@ static jrpc_val_t jsmn_at(const jrpc__doc_t *d, uint32_t idx, uint32_t i) {
 static int key_equals(const char *raw, size_t rn, const char *key, size_t n) {
   if (!memchr(raw, '\\', rn))
     return rn == n && memcmp(raw, key, n) == 0;
-  /* Escaped keys are rare: decode in small steps without allocating. */
-  if (rn > 4096)
-    return 0;
-  char tmp[4097];
-  size_t dn = jrpc__str_unescape(raw, rn, tmp);
-  return dn == n && memcmp(tmp, key, n) == 0;
+  return jrpc__str_equals(raw, rn, key, n);
 }
 
 static jrpc_val_t jsmn_get(const jrpc__doc_t *d, uint32_t idx, const char *key,

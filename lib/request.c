@@ -9,21 +9,6 @@
 
 static const char null_id[] = "null";
 
-/* A string member compared by value (escapes decoded only when present). */
-static int str_equals(const char *raw, size_t n, int esc, const char *want,
-                      jrpc__arena_t *a, int *oom) {
-  size_t wn = strlen(want);
-  if (!esc)
-    return n == wn && memcmp(raw, want, n) == 0;
-  size_t dn;
-  const char *d = jrpc__str_decode(raw, n, a, &dn);
-  if (!d) {
-    *oom = 1;
-    return 0;
-  }
-  return dn == wn && memcmp(d, want, wn) == 0;
-}
-
 int jrpc__request_check(const jrpc__envelope_t *env, jrpc__arena_t *a,
                         jrpc__request_t *req) {
   req->kind = JRPC__REQ_INVALID;
@@ -51,12 +36,12 @@ int jrpc__request_check(const jrpc__envelope_t *env, jrpc__arena_t *a,
     req->id = env->id;
     req->id_n = env->id_n;
   }
-  int oom = 0;
   if (env->jsonrpc_t != JRPC_T_STRING ||
-      !str_equals(env->jsonrpc, env->jsonrpc_n, env->jsonrpc_esc, "2.0", a,
-                  &oom)) {
-    req->why = oom ? "out of memory" : "\"jsonrpc\" must be \"2.0\"";
-    return oom ? JRPC_ENOMEM : 0;
+      !(env->jsonrpc_esc
+            ? jrpc__str_equals(env->jsonrpc, env->jsonrpc_n, "2.0", 3)
+            : env->jsonrpc_n == 3 && memcmp(env->jsonrpc, "2.0", 3) == 0)) {
+    req->why = "\"jsonrpc\" must be \"2.0\"";
+    return 0;
   }
   if (env->method_t != JRPC_T_STRING) {
     req->why = "\"method\" must be a string";

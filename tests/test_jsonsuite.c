@@ -36,10 +36,10 @@ typedef struct suite_file {
   char *name;
   char *data;
   size_t n;
-  int parsed;     /* 1 accepted, 0 rejected, -1 inconsistent/error */
+  int parsed; /* 1 accepted, 0 rejected, -1 inconsistent/error */
   const char *why;
-  int32_t reply;  /* pipeline: error code of the reply (0 = result) */
-  int replied;    /* pipeline: a well-formed single reply came back */
+  int32_t reply; /* pipeline: error code of the reply (0 = result) */
+  int replied;   /* pipeline: a well-formed single reply came back */
 } suite_file_t;
 
 static suite_file_t *files;
@@ -187,8 +187,8 @@ static void test_suite_parser(void **state) {
     int s0 = parse_padded(p, &a, f->data, f->n, 0, &why);
     int s1 = parse_padded(p, &a, f->data, f->n, 1, NULL);
     f->why = why;
-    if (s0 < 0 || s1 < 0 || (s0 == JRPC__PARSE_INVALID) !=
-                                (s1 == JRPC__PARSE_INVALID)) {
+    if (s0 < 0 || s1 < 0 ||
+        (s0 == JRPC__PARSE_INVALID) != (s1 == JRPC__PARSE_INVALID)) {
       print_error("FAIL %s: parse() failed or depends on padding (%d/%d)\n",
                   f->name, s0, s1);
       f->parsed = -1;
@@ -224,8 +224,9 @@ static void test_suite_parser(void **state) {
   assert_int_equal(bad, 0);
 }
 
-static const char parse_error[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
-                                  "\"message\":\"Parse error\"},\"id\":null}";
+static const char parse_error[] =
+    "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
+    "\"message\":\"Parse error\"},\"id\":null}";
 
 /* Every error code in a reply (object or batch array) differs from -32700. */
 static int no_parse_error(const tu_json_t *j) {
@@ -279,8 +280,8 @@ static void run_pipeline(void) {
     switch (f->name[0]) {
     case 'y':
       if (!no_parse_error(j)) {
-        print_error("FAIL %s: valid JSON answered with -32700: %.*s\n",
-                    f->name, (int)fn[0], fp[0]);
+        print_error("FAIL %s: valid JSON answered with -32700: %.*s\n", f->name,
+                    (int)fn[0], fp[0]);
         bad++;
       }
       break;
@@ -362,6 +363,7 @@ static void update_readme(const char *tab) {
   if (read_file(README_PATH, &doc, &n) != 0) {
     print_error("cannot read %s\n", README_PATH);
     fail();
+    return;
   }
   char *text = malloc(n + 1);
   assert_non_null(text);
@@ -374,6 +376,7 @@ static void update_readme(const char *tab) {
                 TABLE_END);
     free(text);
     fail();
+    return;
   }
   b += strlen(TABLE_BEGIN);
   FILE *fp = fopen(README_PATH, "wb");

@@ -67,8 +67,8 @@ static void failf(int line, const char *fmt, ...) {
 
 /* v is a string whose unescaped bytes are want[0..wn). */
 #define CHECK_STR(c, v, want, wn) check_str((c), (v), (want), (wn), __LINE__)
-static void check_str(jrpc_call_t *c, jrpc_val_t v, const char *want,
-                      size_t wn, int line) {
+static void check_str(jrpc_call_t *c, jrpc_val_t v, const char *want, size_t wn,
+                      int line) {
   const char *s = NULL;
   size_t n = 0;
   int rc = jrpc_as_str(c, v, &s, &n);
@@ -97,8 +97,8 @@ static void check_raw(jrpc_call_t *c, jrpc_val_t v, const char *want,
 }
 
 #define CHECK_KEY(c, v, want, wn) check_key((c), (v), (want), (wn), __LINE__)
-static void check_key(jrpc_call_t *c, jrpc_val_t v, const char *want,
-                      size_t wn, int line) {
+static void check_key(jrpc_call_t *c, jrpc_val_t v, const char *want, size_t wn,
+                      int line) {
   const char *s = NULL;
   size_t n = 0;
   int rc = jrpc_key(c, v, &s, &n);
@@ -171,8 +171,7 @@ static void run_probe(tu_fixture *f, const char *params, probe_fn fn) {
   size_t rn = tu_call(f, JRPC_FRAMING_LENGTH, req, strlen(req), out, OUT_CAP);
   free(req);
   if (fail_count) {
-    print_error("%d failed check(s) in the handler:\n%s", fail_count,
-                fail_msg);
+    print_error("%d failed check(s) in the handler:\n%s", fail_count, fail_msg);
     fail();
   }
   if (probe_ran != 1)
@@ -190,7 +189,7 @@ static const char array_params[] =
 
 static void p_array(jrpc_call_t *c, jrpc_val_t p) {
   static const jrpc_type_t types[] = {
-      JRPC_T_NUMBER, JRPC_T_STRING, JRPC_T_ARRAY, JRPC_T_OBJECT, JRPC_T_NULL,
+      JRPC_T_NUMBER, JRPC_T_STRING, JRPC_T_ARRAY,  JRPC_T_OBJECT, JRPC_T_NULL,
       JRPC_T_TRUE,   JRPC_T_FALSE,  JRPC_T_NUMBER, JRPC_T_NUMBER};
   CHECK_I(jrpc_type(c, p), JRPC_T_ARRAY);
   CHECK(!jrpc_is_none(p));
@@ -348,8 +347,8 @@ static void p_object(jrpc_call_t *c, jrpc_val_t p) {
   static const struct {
     const char *k;
     size_t n;
-  } keys[] = {{"a", 1},         {"b", 1},      {"a", 1},   {"e\xc3\xa9", 3},
-              {"", 0},          {"\0k", 2},    {"q\"\\", 3}};
+  } keys[] = {{"a", 1}, {"b", 1},   {"a", 1},    {"e\xc3\xa9", 3},
+              {"", 0},  {"\0k", 2}, {"q\"\\", 3}};
   uint32_t i = 0;
   for (jrpc_val_t m = jrpc_first(c, p); !jrpc_is_none(m);
        m = jrpc_next(c, m), i++) {
@@ -388,16 +387,29 @@ static void test_object_views(void **state) {
 }
 
 /* A member name is a string: "\u0061b" and "ab" are the same name. */
+static char long_key[6000];
+
 static void p_escaped_key_get(jrpc_call_t *c, jrpc_val_t p) {
   CHECK_I64(c, jrpc_get(c, p, "ab"), 1);
   CHECK_I64(c, jrpc_get(c, p, "\xc3\xa9"), 2);
   CHECK_I64(c, jrpc_get(c, p, "a/b"), 3);
+  CHECK_I64(c, jrpc_get(c, p, "a key with an escape \xc3\xa9 inside"), 4);
+  CHECK_I64(c, jrpc_get(c, p, long_key), 5);
+  CHECK_KEY(c, jrpc_at(c, p, 4), long_key, 5000);
   CHECK(jrpc_is_none(jrpc_get(c, p, "\\u0061b")));
+  CHECK(jrpc_is_none(jrpc_get(c, p, "a key with an escape \xc3\xa9 insid")));
 }
 
 static void test_get_escaped_key(void **state) {
-  run_probe(*state, "{\"\\u0061b\":1,\"\\u00e9\":2,\"a\\/b\":3}",
-            p_escaped_key_get);
+  /* a 5000-byte key: 4998 'k', then "\u0041" (A) and 'z' */
+  static char params[8000];
+  memset(long_key, 'k', 4998);
+  memcpy(long_key + 4998, "Az", 3);
+  snprintf(params, sizeof params,
+           "{\"\\u0061b\":1,\"\\u00e9\":2,\"a\\/b\":3,"
+           "\"a key with an escape \\u00e9 inside\":4,\"%.4998s\\u0041z\":5}",
+           long_key);
+  run_probe(*state, params, p_escaped_key_get);
 }
 
 static void p_nested(jrpc_call_t *c, jrpc_val_t p) {
@@ -420,7 +432,7 @@ static void p_nested(jrpc_call_t *c, jrpc_val_t p) {
   CHECK(jrpc_is_none(jrpc_next(c, e)));
   /* next() of the last member of an inner container does not escape */
   jrpc_val_t inner = jrpc_first(c, jrpc_first(c, arr)); /* [1,[2]] */
-  jrpc_val_t last = jrpc_next(c, jrpc_first(c, inner));  /* [2] */
+  jrpc_val_t last = jrpc_next(c, jrpc_first(c, inner)); /* [2] */
   CHECK_RAW(c, last, "[2]");
   CHECK(jrpc_is_none(jrpc_next(c, last)));
   CHECK(jrpc_is_none(jrpc_next(c, jrpc_first(c, last))));
@@ -489,19 +501,19 @@ static const char *i64_ok[] = {"0",
                                "9223372036854775807",
                                "-9223372036854775808",
                                "1000000000000"};
-static const int64_t i64_val[] = {0,
-                                  0,
-                                  1,
-                                  -1,
-                                  42,
-                                  INT64_MAX,
-                                  INT64_MIN,
-                                  1000000000000};
-static const char *i64_range[] = {
-    "9223372036854775808", "-9223372036854775809", "12345678901234567890123",
-    "1.5",                 "1.0",                  "1e3",
-    "1E0",                 "0.0",                  "-0.5",
-    "1e-2",                "100000000000000000000"};
+static const int64_t i64_val[] = {0,  0,         1,         -1,
+                                  42, INT64_MAX, INT64_MIN, 1000000000000};
+static const char *i64_range[] = {"9223372036854775808",
+                                  "-9223372036854775809",
+                                  "12345678901234567890123",
+                                  "1.5",
+                                  "1.0",
+                                  "1e3",
+                                  "1E0",
+                                  "0.0",
+                                  "-0.5",
+                                  "1e-2",
+                                  "100000000000000000000"};
 static const char *f64_text[] = {"0",
                                  "1.5",
                                  "-7",
@@ -575,8 +587,7 @@ static void test_numbers(void **state) {
   for (size_t i = 0; i < N_F64; i++)
     n += (size_t)snprintf(params + n, sizeof params - n, "%s%s", i ? "," : "",
                           f64_text[i]);
-  snprintf(params + n, sizeof params - n,
-           "],[1e400,-1e400,\"1\",true,[],{}]]");
+  snprintf(params + n, sizeof params - n, "],[1e400,-1e400,\"1\",true,[],{}]]");
   run_probe(*state, params, p_numbers);
 }
 
@@ -686,7 +697,8 @@ static void test_raw(void **state) {
 
 static void p_alloc(jrpc_call_t *c, jrpc_val_t p) {
   (void)p;
-  char *a = jrpc_alloc(c, 1), *b = jrpc_alloc(c, 1000000), *d = jrpc_alloc(c, 3);
+  char *a = jrpc_alloc(c, 1), *b = jrpc_alloc(c, 1000000),
+       *d = jrpc_alloc(c, 3);
   CHECK(a && b && d);
   if (!a || !b || !d)
     return;

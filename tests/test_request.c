@@ -227,6 +227,17 @@ static void test_method_member(void **state) {
            "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32601,\"message\":"
            "\"Method not found\"},\"id\":\"m\"}");
   }
+  /* a very long name */
+  {
+    size_t ln = 20000;
+    char *req = malloc(ln + 128);
+    assert_non_null(req);
+    int k = snprintf(req, 128, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"");
+    memset(req + k, 'm', ln);
+    strcpy(req + k + ln, "\"}");
+    expect_err(f, req, JRPC_METHOD_NOT_FOUND, "9");
+    free(req);
+  }
   /* A method name with a NUL in it is not "subtract". */
   expect_err(f,
              "{\"jsonrpc\":\"2.0\",\"method\":\"subtract\\u0000x\","
@@ -940,6 +951,111 @@ static void test_frame_too_large_newline(void **state) {
   tu_fixture_free(&fx);
 }
 
+/* CRLF line ends: the '\r' is not part of the frame, for the limit too;
+ * a long run of blanks is a blank line, not an oversized frame. */
+static void test_frame_limit_crlf_and_blanks(void **state) {
+  (void)state;
+  tu_fixture fx;
+  jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
+  lim.max_frame_bytes = 100;
+  tu_fixture_init(&fx, &lim);
+  char *exact = sized_request(100, 1), *over = sized_request(101, 2),
+       *ok = sized_request(60, 4);
+  size_t cap = 2000, n = 0;
+  char *in = malloc(cap);
+  assert_non_null(in);
+  memcpy(in + n, exact, 100);
+  n += 100;
+  memcpy(in + n, "\r\n", 2);
+  n += 2;
+  memcpy(in + n, over, 101);
+  n += 101;
+  memcpy(in + n, "\r\n", 2);
+  n += 2;
+  memset(in + n, ' ', 500);
+  n += 500;
+  in[n++] = '\n';
+  memset(in + n, '\t', 300);
+  n += 300;
+  memcpy(in + n, "\r\n", 2);
+  n += 2;
+  memcpy(in + n, ok, 60);
+  n += 60;
+  memcpy(in + n, "\r\n", 2);
+  n += 2;
+  static const size_t chunks[] = {0, 1, 5, 101, 102};
+  for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+    const char *fp[8];
+    size_t fn[8];
+    fx.chunk = chunks[c];
+    size_t rn = tu_run(&fx, JRPC_FRAMING_NEWLINE, in, n, out, OUT_CAP);
+    int k = tu_unframe(JRPC_FRAMING_NEWLINE, out, rn, fp, fn, 8);
+    if (k != 3)
+      print_error("reads of %zu: %d replies: %.*s\n", chunks[c], k, (int)rn,
+                  out);
+    assert_int_equal(k, 3);
+    tu_assert_json(fp[0], fn[0], "{\"jsonrpc\":\"2.0\",\"result\":0,\"id\":1}");
+    assert_too_large(fp[1], fn[1], 100, 101);
+    tu_assert_json(fp[2], fn[2], "{\"jsonrpc\":\"2.0\",\"result\":0,\"id\":4}");
+  }
+  fx.chunk = 0;
+  free(in);
+  free(exact);
+  free(over);
+  free(ok);
+  tu_fixture_free(&fx);
+}
+
+/* A length frame cut short by EOF gets no reply (and no crash); the
+ * frames before it are answered. */
+static void test_length_truncated_at_eof(void **state) {
+  tu_fixture *f = *state;
+  const char *req =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"subtract\",\"params\":[5,2],\"id\":1}";
+  char in[512];
+  size_t n = tu_frame(JRPC_FRAMING_LENGTH, req, strlen(req), in, sizeof in);
+  memcpy(in + n, "\0\0\0\x32{\"jsonrpc\"", 14);
+  for (size_t cut = n; cut <= n + 14; cut++) {
+    const char *fp[2];
+    size_t fn[2];
+    size_t rn = tu_run(f, JRPC_FRAMING_LENGTH, in, cut, out, OUT_CAP);
+    assert_int_equal(tu_unframe(JRPC_FRAMING_LENGTH, out, rn, fp, fn, 2), 1);
+    tu_assert_json(fp[0], fn[0], "{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":1}");
+  }
+}
+
+/* A full batch at the default limit: every call answered once. */
+static void test_batch_at_limit(void **state) {
+  tu_fixture *f = *state;
+  enum { N = 1000 };
+  size_t cap = N * 100, n = 0;
+  char *req = malloc(cap);
+  assert_non_null(req);
+  req[n++] = '[';
+  for (int i = 0; i < N; i++)
+    n += (size_t)snprintf(req + n, cap - n,
+                          "%s{\"jsonrpc\":\"2.0\",\"method\":\"subtract\","
+                          "\"params\":[%d,1],\"id\":%d}",
+                          i ? "," : "", i, i);
+  req[n++] = ']';
+  size_t rn = tu_call(f, JRPC_FRAMING_LENGTH, req, n, out, OUT_CAP);
+  tu_json_t *j = reply_tree(out, rn);
+  assert_int_equal(j->type, TU_J_ARRAY);
+  assert_int_equal(j->nkids, N);
+  char *seen_id = calloc(N, 1);
+  assert_non_null(seen_id);
+  for (size_t i = 0; i < N; i++) {
+    const tu_json_t *e = j->kids[i];
+    long id = strtol(tu_json_get(e, "id")->s, NULL, 10);
+    assert_true(id >= 0 && id < N && !seen_id[id]);
+    seen_id[id] = 1;
+    assert_int_equal(strtol(tu_json_get(e, "result")->s, NULL, 10), id - 1);
+  }
+  free(seen_id);
+  tu_json_free(j);
+  free(req);
+}
+
 static void test_frame_too_large_length(void **state) {
   (void)state;
   tu_fixture fx;
@@ -1108,8 +1224,8 @@ static void test_response_too_large(void **state) {
   static const char *big[] = {
       "{\"jsonrpc\":\"2.0\",\"method\":\"huge\",\"params\":[100000],\"id\":7}",
       "{\"jsonrpc\":\"2.0\",\"method\":\"huge\",\"params\":[5000],\"id\":7}",
-      "{\"jsonrpc\":\"2.0\",\"method\":\"huge\",\"params\":[100000,\"arr\"],"
-      "\"id\":7}",
+      ("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"huge\","
+       "\"params\":[100000,\"arr\"]}"),
   };
   for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
     expect_err(&fx, big[i], JRPC_RESPONSE_TOO_LARGE, "7");
@@ -1198,6 +1314,30 @@ static void test_control_chars_in_reply(void **state) {
   rn = tu_call(f, JRPC_FRAMING_NEWLINE, line, strlen(line), out, OUT_CAP);
   tu_assert_json(out, rn, "{\"jsonrpc\":\"2.0\",\"result\":[1,2,3],\"id\":1}");
   assert_null(memchr(out, '\r', rn));
+}
+
+/* Invalid UTF-8 handed to the writer comes out as U+FFFD: the reply stays
+ * valid JSON (tu_call checks) and keeps the valid bytes around it. */
+static void test_writer_invalid_utf8(void **state) {
+  tu_fixture *f = *state;
+  for (int fr = 0; fr < 2; fr++) {
+    const char *req = "{\"jsonrpc\":\"2.0\",\"method\":\"bad_utf8\",\"id\":1}";
+    size_t rn = tu_call(f, fr, req, strlen(req), out, OUT_CAP);
+    tu_json_t *j = reply_tree(out, rn);
+    const tu_json_t *res = tu_json_get(j, "result");
+    assert_non_null(res);
+    assert_int_equal(res->type, TU_J_OBJECT);
+    assert_int_equal(res->nkids, 1);
+    const tu_json_t *v = res->kids[0];
+    assert_true(v->key_n == 4 && memcmp(v->key, "k\xef\xbf\xbd", 4) == 0);
+    assert_int_equal(v->type, TU_J_STRING);
+    assert_true(v->n >= 8);
+    assert_true(v->s[0] == 'a');
+    assert_memory_equal(v->s + 1, "\xef\xbf\xbd", 3);
+    assert_memory_equal(v->s + v->n - 3, "\xef\xbf\xbd", 3);
+    assert_non_null(memchr(v->s, 'b', v->n));
+    tu_json_free(j);
+  }
 }
 
 /* Several requests on one stream: replies in request order. */
@@ -1299,11 +1439,15 @@ int main(void) {
       cmocka_unit_test(test_duplicate_members),
       cmocka_unit_test(test_frame_too_large_newline),
       cmocka_unit_test(test_frame_too_large_length),
+      cmocka_unit_test(test_frame_limit_crlf_and_blanks),
+      cmocka_unit_test(test_length_truncated_at_eof),
+      cmocka_unit_test(test_batch_at_limit),
       cmocka_unit_test(test_handler_errors),
       cmocka_unit_test(test_handler_failed_codes),
       cmocka_unit_test(test_result_null_when_nothing_written),
       cmocka_unit_test(test_response_too_large),
       cmocka_unit_test(test_control_chars_in_reply),
+      cmocka_unit_test(test_writer_invalid_utf8),
       cmocka_unit_test(test_reply_order),
       cmocka_unit_test(test_whitespace),
   };

@@ -211,7 +211,9 @@ static int jp_string(jp_t *p, dbuf_t *b) {
   }
 }
 
-static int isdig(unsigned c) { return c >= '0' && c <= '9'; }
+static int isdig(unsigned c) {
+  return c >= '0' && c <= '9';
+}
 
 static int jp_number(jp_t *p, size_t *start, size_t *len) {
   size_t i = p->i;
@@ -423,8 +425,7 @@ const tu_json_t *tu_json_get(const tu_json_t *j, const char *key) {
 }
 
 const tu_json_t *tu_json_at(const tu_json_t *j, size_t i) {
-  if (!j || (j->type != TU_J_ARRAY && j->type != TU_J_OBJECT) ||
-      i >= j->nkids)
+  if (!j || (j->type != TU_J_ARRAY && j->type != TU_J_OBJECT) || i >= j->nkids)
     return NULL;
   return j->kids[i];
 }
@@ -865,6 +866,20 @@ static int h_ctl(jrpc_call_t *c, jrpc_val_t p, void *u) {
   return jrpc_w_str(c, tu_ctl_bytes, tu_ctl_len);
 }
 
+/* bad_utf8: {"k<0xff>":"a<0xff><0xed 0xa0 0x80>b<0xc3>"}: invalid UTF-8
+ * handed to the writer, which must still produce valid JSON. */
+static int h_bad_utf8(jrpc_call_t *c, jrpc_val_t p, void *u) {
+  (void)p;
+  (void)u;
+  jrpc_w_obj(c);
+  jrpc_w_key(c, "k\xff", 2);
+  jrpc_w_str(c,
+             "a\xff\xed\xa0\x80"
+             "b\xc3",
+             7);
+  return jrpc_w_obj_end(c);
+}
+
 static int h_nothing(jrpc_call_t *c, jrpc_val_t p, void *u) {
   (void)c;
   (void)p;
@@ -893,6 +908,7 @@ static const struct {
     {"huge", h_huge},
     {"ctl", h_ctl},
     {"nothing", h_nothing},
+    {"bad_utf8", h_bad_utf8},
 };
 
 /* ------------------------------------------------------------------ */
@@ -919,8 +935,7 @@ void tu_fixture_free(tu_fixture *f) {
 
 void tu_fixture_add(tu_fixture *f, const char *name, jrpc_handler_fn fn,
                     void *udata) {
-  assert_int_equal(jrpc__registry_add(&f->reg, name, fn, udata, NULL, NULL),
-                   0);
+  assert_int_equal(jrpc__registry_add(&f->reg, name, fn, udata, NULL, NULL), 0);
 }
 
 int tu_setup(void **state) {
@@ -941,8 +956,8 @@ int tu_teardown(void **state) {
   return 0;
 }
 
-size_t tu_run(tu_fixture *f, int framing, const char *in, size_t n,
-              char *out, size_t cap) {
+size_t tu_run(tu_fixture *f, int framing, const char *in, size_t n, char *out,
+              size_t cap) {
   jrpc__stream_t s;
   size_t off = 0, got;
 

@@ -39,8 +39,8 @@ typedef enum tu_jtype {
 
 typedef struct tu_json {
   tu_jtype_t type;
-  char *s;  /* number: its exact text; string: unescaped bytes (NUL-ended) */
-  size_t n; /* length of s */
+  char *s;   /* number: its exact text; string: unescaped bytes (NUL-ended) */
+  size_t n;  /* length of s */
   char *key; /* as a member of an object: the unescaped key (NUL-ended) */
   size_t key_n;
   struct tu_json **kids; /* elements / member values, in document order */
@@ -142,6 +142,7 @@ extern const size_t tu_ctl_len;
  *   huge          [n] -> string of n 'x'; [n,"arr"] -> n numbers
  *   ctl           -> tu_ctl_bytes as a string
  *   nothing       returns 0 without writing (-> "result":null)
+ *   bad_utf8      writes a key and a string holding invalid UTF-8
  *
  * Registers the standard handlers and starts an engine on
  * the "jsmn" backend with `lim` (NULL: JRPC__LIMITS_DEFAULT). Asserts. */
@@ -159,8 +160,8 @@ int tu_teardown(void **state);
  * (JRPC_FRAMING_NEWLINE / JRPC_FRAMING_LENGTH), eof on the last read,
  * and copies everything the stream produced into out (NUL-terminated if
  * room). Returns the bytes copied; asserts that they all fit. */
-size_t tu_run(tu_fixture *f, int framing, const char *in, size_t n,
-              char *out, size_t cap);
+size_t tu_run(tu_fixture *f, int framing, const char *in, size_t n, char *out,
+              size_t cap);
 
 /* One request payload in, its single reply payload out: frames the payload,
  * runs it, and asserts that at most one frame came back. Returns the reply
