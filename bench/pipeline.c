@@ -5,9 +5,11 @@
  *
  * For each workload it feeds a buffer of newline-framed requests in 64 KiB
  * reads (as a socket would deliver them), drains the output after each read,
- * and prints ns per request (min and median over trials) and malloc calls
+ * and prints ns per request (min and median over trials), malloc calls
  * per request (malloc is interposed in this binary, so every call counts,
- * libc's own included).
+ * libc's own included), and the same frames' cost in bare jsmn
+ * tokenizing, timed alongside: the "x floor" ratio is what to compare
+ * across machines (these VMs drift 2x in speed within minutes).
  *
  * usage: bench_pipeline [--trials N] [--mode fused|separate|none]
  *                       [--only NAME] [--requests N]
@@ -180,27 +182,61 @@ static size_t run_once(jrpc__stream_t *st, const input_t *in) {
 
 typedef struct result {
   double min_ns, med_ns, mallocs;
+  double floor_ns; /* median: bare jsmn tokenizing the same frames */
+  double ratio;    /* median of per-trial pipeline / floor */
   size_t reply_bytes;
 } result_t;
+
+/* The floor: jsmn alone (strict, parent links) tokenizing every frame of
+ * the input, no validation, no envelope, no reply. Timed right next to the
+ * pipeline so that the ratio survives a machine whose speed drifts. */
+static double floor_once(const input_t *in, jsmntok_t *tok, size_t cap) {
+  double t0 = now_ns();
+  const char *p = in->buf, *end = in->buf + in->len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    jsmn_parser jp;
+    jsmn_init(&jp);
+    if (jsmn_parse(&jp, p, (size_t)(nl - p), tok, (unsigned)cap) < 0)
+      abort();
+    p = nl + 1;
+  }
+  return (now_ns() - t0) / (double)in->requests;
+}
 
 static result_t measure(jrpc__engine_t *e, const input_t *in, int trials) {
   jrpc__stream_t st;
   jrpc__stream_init(&st, e, JRPC_FRAMING_NEWLINE);
-  result_t r = {0, 0, 0, 0};
+  result_t r = {0, 0, 0, 0, 0, 0};
   r.reply_bytes = run_once(&st, in); /* warm-up: pools and arena grow */
   run_once(&st, in);
+  size_t cap = 1 << 16;
+  jsmntok_t *tok = malloc(cap * sizeof(*tok));
   double *t = malloc(sizeof(double) * (size_t)trials);
-  uint64_t m0 = n_malloc;
+  double *fl = malloc(sizeof(double) * (size_t)trials);
+  double *ra = malloc(sizeof(double) * (size_t)trials);
+  uint64_t mallocs = 0;
   for (int i = 0; i < trials; i++) {
+    fl[i] = floor_once(in, tok, cap);
+    uint64_t m0 = n_malloc;
     double t0 = now_ns();
     run_once(&st, in);
     t[i] = (now_ns() - t0) / (double)in->requests;
+    mallocs += n_malloc - m0;
+    ra[i] = t[i] / fl[i];
   }
-  r.mallocs = (double)(n_malloc - m0) / ((double)in->requests * trials);
+  r.mallocs = (double)mallocs / ((double)in->requests * trials);
   qsort(t, (size_t)trials, sizeof(double), cmp_double);
+  qsort(fl, (size_t)trials, sizeof(double), cmp_double);
+  qsort(ra, (size_t)trials, sizeof(double), cmp_double);
   r.min_ns = t[0];
   r.med_ns = t[trials / 2];
+  r.floor_ns = fl[trials / 2];
+  r.ratio = ra[trials / 2];
   free(t);
+  free(fl);
+  free(ra);
+  free(tok);
   jrpc__stream_free(&st);
   return r;
 }
@@ -265,6 +301,7 @@ static void parse_table(const char *const *names, const char *const *frames,
 
 int main(int argc, char **argv) {
   int trials = 15;
+  size_t input_requests = 20000;
   const char *only = NULL;
   size_t requests = 0;
   jrpc__jsmn_mode_t mode = JRPC__JSMN_FUSED;
@@ -274,7 +311,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
     else if (!strcmp(argv[i], "--requests") && i + 1 < argc)
-      requests = (size_t)atol(argv[++i]);
+      requests = input_requests = (size_t)atol(argv[++i]);
     else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
       const char *m = argv[++i];
       mode = !strcmp(m, "separate") ? JRPC__JSMN_SEPARATE
@@ -347,18 +384,18 @@ int main(int argc, char **argv) {
   printf("jrpc pipeline benchmark: jsmn backend, validation %s, %d trials, "
          "ns per request\n\n",
          mode_names[mode], trials);
-  printf("%-14s %6s %10s %10s %12s %10s\n", "workload", "bytes", "min ns",
-         "median ns", "mallocs/req", "reply B");
+  printf("%-14s %6s %9s %9s %12s %8s %10s %8s\n", "workload", "bytes", "min ns",
+         "median ns", "mallocs/req", "reply B", "jsmn floor", "x floor");
   jrpc__engine_t e;
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_batch = 4096; /* the sweep goes to 1,024 calls per batch */
   jrpc__engine_init(&e, &reg, &lim, jrpc__parser_jsmn_new(mode));
   for (size_t i = 0; i < nw; i++) {
-    input_t in = make_input(w[i].line, w[i].calls, 20000);
+    input_t in = make_input(w[i].line, w[i].calls, input_requests);
     result_t r = measure(&e, &in, trials);
-    printf("%-14s %6zu %10.1f %10.1f %12.4f %10.1f\n", w[i].name,
+    printf("%-14s %6zu %9.1f %9.1f %12.4f %8.1f %10.1f %8.2f\n", w[i].name,
            strlen(w[i].line), r.min_ns, r.med_ns, r.mallocs,
-           (double)r.reply_bytes / (double)in.requests);
+           (double)r.reply_bytes / (double)in.requests, r.floor_ns, r.ratio);
     free(in.buf);
   }
 
@@ -373,14 +410,15 @@ int main(int argc, char **argv) {
   }
 
   printf("\nbatch sweep: ns per call inside one batch of n calls\n");
-  printf("%-8s %10s %10s %12s\n", "n", "min ns", "median ns", "mallocs/req");
+  printf("%-8s %10s %10s %12s %10s %8s\n", "n", "min ns", "median ns",
+         "mallocs/req", "jsmn floor", "x floor");
   static const size_t sweep[] = {1, 16, 64, 256, 1024};
   for (size_t i = 0; i < sizeof(sweep) / sizeof(sweep[0]); i++) {
     char *b = make_batch(sweep[i]);
     input_t in = make_input(b, sweep[i], 20480);
     result_t r = measure(&e, &in, trials);
-    printf("%-8zu %10.1f %10.1f %12.4f\n", sweep[i], r.min_ns, r.med_ns,
-           r.mallocs);
+    printf("%-8zu %10.1f %10.1f %12.4f %10.1f %8.2f\n", sweep[i], r.min_ns,
+           r.med_ns, r.mallocs, r.floor_ns, r.ratio);
     free(in.buf);
     free(b);
   }

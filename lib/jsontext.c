@@ -331,7 +331,50 @@ locale_t jrpc__c_locale(void) {
   return c_locale;
 }
 
+/* Clinger's fast path: a number whose digits fit in 2^53 and whose decimal
+ * exponent is within +-22 converts exactly with one multiply or divide,
+ * since both operands are exact doubles and IEEE rounds the result
+ * correctly. Most numbers in requests qualify; the rest go to strtod. */
+static int f64_fast(const char *s, size_t n, double *out) {
+  static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char *p = s, *end = s + n;
+  int neg = *p == '-';
+  p += neg;
+  uint64_t m = 0;
+  int digits = 0, scale = 0;
+  for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+    m = m * 10 + (uint64_t)(*p - '0');
+  if (p < end && *p == '.') {
+    for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++, scale--)
+      m = m * 10 + (uint64_t)(*p - '0');
+  }
+  if (digits > 15)
+    return 0;    /* m may exceed 2^53 (or even overflow): not exact */
+  if (p < end) { /* exponent */
+    p++;
+    int eneg = *p == '-';
+    p += *p == '-' || *p == '+';
+    int e = 0;
+    for (; p < end; p++) {
+      if (e > 1000)
+        return 0;
+      e = e * 10 + (*p - '0');
+    }
+    scale += eneg ? -e : e;
+  }
+  if (scale < -22 || scale > 22)
+    return 0;
+  double v = (double)m;
+  v = scale < 0 ? v / pow10[-scale] : v * pow10[scale];
+  *out = neg ? -v : v;
+  return 1;
+}
+
 int jrpc__num_to_f64(const char *s, size_t n, double *out) {
+  if (f64_fast(s, n, out))
+    return 0;
   /* strtod follows LC_NUMERIC, which a handler may have changed: use a
    * private "C" locale. The text needs a terminator, so copy it. */
   jrpc__c_locale();

@@ -82,8 +82,10 @@ typedef struct jrpc__parser_ops {
   jrpc_val_t (*next)(const jrpc__doc_t *d, jrpc_val_t v);
   /* Raw key content (between quotes) of the member whose value is v. */
   int (*key)(const jrpc__doc_t *d, jrpc_val_t v, const char **s, size_t *n);
-  /* Exact JSON bytes of the value. */
-  void (*raw)(const jrpc__doc_t *d, uint32_t idx, const char **s, size_t *n);
+  /* Exact JSON bytes of the value, and its type (one call serves both
+   * for the conversions). */
+  jrpc_type_t (*raw)(const jrpc__doc_t *d, uint32_t idx, const char **s,
+                     size_t *n);
 } jrpc__parser_ops_t;
 
 struct jrpc__parser {

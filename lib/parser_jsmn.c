@@ -98,20 +98,11 @@ static inline int primitive_ok(const char *s, size_t n) {
   }
 }
 
-static inline int member_of(const char *s, size_t n, int esc,
-                            jrpc__arena_t *a) {
-  char *tmp = NULL;
-  if (JRPC__UNLIKELY(esc)) {
-    /* An escaped key still names the member ("m\u0065thod"). */
-    tmp = jrpc__arena_alloc(a, n + 1);
-    if (!tmp)
-      return M_OTHER;
-    n = jrpc__str_unescape(s, n, tmp);
-    s = tmp;
-  }
+/* Which envelope member a key names, from its raw text (no escapes). */
+static inline int member_raw(const char *s, size_t n) {
   switch (n) {
   case 2:
-    return memcmp(s, "id", 2) == 0 ? M_ID : M_OTHER;
+    return s[0] == 'i' && s[1] == 'd' ? M_ID : M_OTHER;
   case 6:
     if (memcmp(s, "method", 6) == 0)
       return M_METHOD;
@@ -121,6 +112,16 @@ static inline int member_of(const char *s, size_t n, int esc,
   default:
     return M_OTHER;
   }
+}
+
+/* The same for a key with escapes: it still names the member
+ * ("m\u0065thod"). */
+static int member_escaped(const char *s, size_t n, jrpc__arena_t *a) {
+  char *tmp = jrpc__arena_alloc(a, n + 1);
+  if (!tmp)
+    return M_OTHER;
+  n = jrpc__str_unescape(s, n, tmp);
+  return member_raw(tmp, n);
 }
 
 static inline void record_member(jrpc__envelope_t *e, int member, jsmn_doc_t *d,
@@ -272,13 +273,22 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
     if (type == JSMN_STRING) {
       const char *sp0 = js + tk->start;
       size_t sn = (size_t)(tk->end - tk->start);
-      if (validate) {
-        if (!jrpc__str_valid_fast(sp0, sn, &esc)) {
-          out->why = "invalid string";
-          return 0;
+      /* A request key spelt exactly "method" (etc.) is plain ASCII: valid
+       * as it stands, and no escape to decode. */
+      int req_key = envelope && is_key && p == req;
+      if (req_key)
+        member = member_raw(sp0, sn);
+      if (!req_key || member == M_OTHER) {
+        if (validate) {
+          if (!jrpc__str_valid_fast(sp0, sn, &esc)) {
+            out->why = "invalid string";
+            return 0;
+          }
+        } else if (envelope && req >= 0) {
+          esc = memchr(sp0, '\\', sn) != NULL;
         }
-      } else if (envelope && req >= 0) {
-        esc = memchr(sp0, '\\', sn) != NULL;
+        if (req_key && esc)
+          member = member_escaped(sp0, sn, a);
       }
       cur = (size_t)tk->end + 1;
     } else if (type == JSMN_PRIMITIVE) {
@@ -303,9 +313,7 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
           if (t[p].parent == req && req >= 0)
             record_member(&env[env_k], member, d, i, esc);
         } else if (is_key) {
-          if (p == req)
-            member = member_of(js + tk->start, (size_t)(tk->end - tk->start),
-                               esc, a);
+          /* the member was named above */
         } else if (p < 0) {
           if (type == JSMN_OBJECT) {
             req = 0;
@@ -589,12 +597,13 @@ static int jsmn_key(const jrpc__doc_t *d, jrpc_val_t v, const char **s,
   return 0;
 }
 
-static void jsmn_raw(const jrpc__doc_t *d, uint32_t idx, const char **s,
-                     size_t *n) {
+static jrpc_type_t jsmn_raw(const jrpc__doc_t *d, uint32_t idx, const char **s,
+                            size_t *n) {
   const jsmntok_t *t = &DOC(d)->t[idx];
   int str = t->type == JSMN_STRING;
   *s = d->buf + t->start - str;
   *n = (size_t)(t->end - t->start + 2 * str);
+  return tok_type(t, d->buf);
 }
 
 static void jsmn_destroy(jrpc__parser_t *p) {

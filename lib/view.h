@@ -59,10 +59,7 @@ static inline int jrpc__view_text(jrpc_val_t v, jrpc_type_t want,
   if (!v.doc_)
     return JRPC_ENOENT;
   const jrpc__doc_t *d = JRPC__DOC(v);
-  if (d->ops->type(d, v.idx_) != want)
-    return JRPC_ETYPE;
-  d->ops->raw(d, v.idx_, s, n);
-  return 0;
+  return d->ops->raw(d, v.idx_, s, n) == want ? 0 : JRPC_ETYPE;
 }
 
 static inline int jrpc__view_i64(jrpc_val_t v, int64_t *out) {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <locale.h>
 #include <math.h>
@@ -426,6 +427,45 @@ static void test_num_to_f64(void **state) {
   assert_true(same_bits(v, 2.0));
 }
 
+/* The fast path (exact multiply/divide by a power of ten) must give the
+ * same double as strtod, bit for bit, on numbers it takes and on the edge
+ * of what it takes (15/16 digits, exponents 22/23). */
+static void test_num_to_f64_matches_strtod(void **state) {
+  (void)state;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  char buf[64];
+  for (int i = 0; i < 200000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int digits = 1 + (int)(x % 17); /* 1..17 significant digits */
+    int point = (int)((x >> 8) % (unsigned)(digits + 1));
+    int exp = (int)((x >> 16) % 61) - 30; /* -30..30 */
+    size_t n = 0;
+    if (x >> 63)
+      buf[n++] = '-';
+    uint64_t y = x;
+    for (int d = 0; d < digits; d++) {
+      if (d == point && d > 0)
+        buf[n++] = '.';
+      int digit = (int)(y % 10);
+      y /= 10;
+      if (d == 0 && digit == 0 && point != 1)
+        digit = 1; /* no leading zero unless "0.x" */
+      buf[n++] = (char)('0' + digit);
+    }
+    if ((x >> 40) & 1)
+      n += (size_t)snprintf(buf + n, sizeof(buf) - n, "e%d", exp);
+    buf[n] = 0;
+    if (!jrpc__num_valid(buf, n))
+      continue;
+    double want = strtod(buf, NULL), got = 0;
+    assert_int_equal(jrpc__num_to_f64(buf, n, &got), 0);
+    if (memcmp(&want, &got, sizeof(double)) != 0)
+      fail_msg("%s: strtod %.17g, jrpc %.17g", buf, want, got);
+  }
+}
+
 static void test_num_to_f64_locale(void **state) {
   (void)state;
   static const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
@@ -462,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_str_decode),
       cmocka_unit_test(test_num_to_i64),
       cmocka_unit_test(test_num_to_f64),
+      cmocka_unit_test(test_num_to_f64_matches_strtod),
       cmocka_unit_test(test_num_to_f64_locale),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
