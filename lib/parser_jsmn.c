@@ -363,12 +363,31 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
 static const uint8_t nest_byte[256] = {
     ['['] = 1, ['{'] = 1, [']'] = 2, ['}'] = 2, ['"'] = 3};
 
-/* 1 unless brackets outside strings nest deeper than JRPC__MAX_DEPTH. A
- * plain scan, about one instruction a byte: cheap next to tokenizing. */
+/* Counts occurrences of c in [p, end), stopping once past `limit`. */
+static size_t count_upto(const char *p, const char *end, char c, size_t limit) {
+  size_t k = 0;
+  while (k <= limit && (p = memchr(p, c, (size_t)(end - p))) != NULL) {
+    k++;
+    p++;
+  }
+  return k;
+}
+
+/* 1 unless brackets outside strings nest deeper than JRPC__MAX_DEPTH.
+ * Nesting that deep needs that many opening brackets, and counting them
+ * with memchr costs little, so the exact, string-aware scan runs only for
+ * frames with more brackets than the limit. */
 static int depth_ok(const char *js, size_t len) {
-  const unsigned char *p = (const unsigned char *)js, *end = p + len;
+  const char *end = js + len;
+  size_t opens = count_upto(js, end, '[', JRPC__MAX_DEPTH);
+  if (opens <= JRPC__MAX_DEPTH)
+    opens += count_upto(js, end, '{', JRPC__MAX_DEPTH - opens);
+  if (opens <= JRPC__MAX_DEPTH)
+    return 1;
+  const unsigned char *p = (const unsigned char *)js;
+  const unsigned char *e = (const unsigned char *)end;
   int depth = 0;
-  while (p < end) {
+  while (p < e) {
     switch (nest_byte[*p++]) {
     case 0:
       break;
@@ -380,10 +399,19 @@ static int depth_ok(const char *js, size_t len) {
       depth--;
       break;
     default:
-      /* Skip the string; an escaped quote does not end it. */
-      while (p < end && *p != '"')
-        p += *p == '\\' ? 2 : 1;
-      p++;
+      /* Skip the string: to the next quote not escaped by an odd run of
+       * backslashes. */
+      for (;;) {
+        const unsigned char *q = memchr(p, '"', (size_t)(e - p));
+        if (!q)
+          return 1; /* unterminated: jsmn will say so */
+        const unsigned char *b = q;
+        while (b > p && b[-1] == '\\')
+          b--;
+        p = q + 1;
+        if (((q - b) & 1) == 0)
+          break;
+      }
     }
   }
   return 1;

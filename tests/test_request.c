@@ -743,6 +743,30 @@ static void test_depth(void **state) {
   free(s);
 }
 
+/* The depth pre-check counts brackets outside strings only: 300 '[' inside
+ * a string (and after escaped quotes) are not nesting. */
+static void test_depth_brackets_in_strings(void **state) {
+  tu_fixture *f = *state;
+  char br[301], req[1024], want[1024];
+  memset(br, '[', 300);
+  br[300] = 0;
+  snprintf(req, sizeof req,
+           "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"%s\","
+           "\"\\\"%s\\\\\"],\"id\":1}",
+           br, br);
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"result\":[\"%s\",\"\\\"%s\\\\\"],"
+           "\"id\":1}",
+           br, br);
+  expect_n(f, req, strlen(req), want);
+  /* ... while the same brackets outside a string are too deep. */
+  snprintf(req, sizeof req,
+           "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"\\\"\",%s"
+           "]}",
+           br);
+  expect_n(f, req, strlen(req), parse_error);
+}
+
 /* The request object is level 1, so params nested k deep make k + 1. */
 static void test_depth_limit_exact(void **state) {
   tu_fixture *f = *state;
@@ -1434,6 +1458,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_utf8),
       cmocka_unit_test(test_top_level_scalars),
       cmocka_unit_test(test_depth),
+      cmocka_unit_test(test_depth_brackets_in_strings),
       cmocka_unit_test(test_depth_limit_exact),
       cmocka_unit_test(test_rpc_reserved),
       cmocka_unit_test(test_duplicate_members),
