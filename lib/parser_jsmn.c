@@ -98,17 +98,35 @@ static inline int primitive_ok(const char *s, size_t n) {
   }
 }
 
-/* Which envelope member a key names, from its raw text (no escapes). */
+/* Which envelope member a key names, from its raw text (no escapes).
+ * Compares whole words: a memcmp call per candidate would cost more than
+ * the rest of the lookup. */
+static inline uint32_t load32(const char *s) {
+  uint32_t v;
+  memcpy(&v, s, 4);
+  return v;
+}
+#define WORD4(a, b, c, d)                                                      \
+  ((uint32_t)(unsigned char)(a) | (uint32_t)(unsigned char)(b) << 8 |          \
+   (uint32_t)(unsigned char)(c) << 16 | (uint32_t)(unsigned char)(d) << 24)
+
 static inline int member_raw(const char *s, size_t n) {
   switch (n) {
   case 2:
     return s[0] == 'i' && s[1] == 'd' ? M_ID : M_OTHER;
-  case 6:
-    if (memcmp(s, "method", 6) == 0)
+  case 6: /* the two words overlap by two bytes */
+    if (load32(s) == WORD4('m', 'e', 't', 'h') &&
+        load32(s + 2) == WORD4('t', 'h', 'o', 'd'))
       return M_METHOD;
-    return memcmp(s, "params", 6) == 0 ? M_PARAMS : M_OTHER;
+    if (load32(s) == WORD4('p', 'a', 'r', 'a') &&
+        load32(s + 2) == WORD4('r', 'a', 'm', 's'))
+      return M_PARAMS;
+    return M_OTHER;
   case 7:
-    return memcmp(s, "jsonrpc", 7) == 0 ? M_JSONRPC : M_OTHER;
+    return load32(s) == WORD4('j', 's', 'o', 'n') &&
+                   load32(s + 3) == WORD4('n', 'r', 'p', 'c')
+               ? M_JSONRPC
+               : M_OTHER;
   default:
     return M_OTHER;
   }
@@ -165,37 +183,116 @@ static inline void record_member(jrpc__envelope_t *e, int member, jsmn_doc_t *d,
   *slot = (uint8_t)ty;
 }
 
-/* The walk, in token order, using jsmn's parent links (which jsmn has
- * already checked for bracket balance and type). Between two tokens only
- * whitespace, the closing brackets of containers that end there, and then
- * the one separator the grammar expects may stand: ':' before a member
- * value, ',' before any element or key but the first of its container.
- * Closing brackets also tell when a container ends, which is where its
- * skip link is set. VALIDATE and ENVELOPE are constants at every call
- * site, so the compiler emits one specialised copy per mode. */
+/* Where the walk stands: bytes before `cur` are accounted for. */
+typedef struct walk_pos {
+  size_t cur;
+  int depth; /* open containers */
+  int open;  /* innermost open container, -1 at the top */
+} walk_pos_t;
+
+/* The gap before a token starting at byte s: whitespace, the closing
+ * brackets of containers ending there (each sets its container's skip
+ * link to `next`), then the separator `sep` if one is due, then
+ * whitespace. Compact JSON has exactly the separator, which the first test
+ * settles. */
+static inline __attribute__((always_inline)) int
+gap_check(jsmntok_t *t, const char *js, walk_pos_t *w, size_t s, char sep,
+          uint32_t next, int validate, int envelope) {
+  size_t cur = w->cur;
+  if (s == cur + (sep != 0) && (!sep || js[cur] == sep))
+    return 1;
+  size_t q = cur;
+  int closed = 0;
+  for (;;) {
+    while (q < s && jrpc__is_ws((unsigned char)js[q]))
+      q++;
+    if (q < s && (js[q] == ']' || js[q] == '}') && w->open >= 0) {
+      int pc = t[w->open].parent;
+      if (envelope)
+        t[w->open].parent = (int)next; /* skip link */
+      w->open = pc >= 0 && t[pc].type == JSMN_STRING ? t[pc].parent : pc;
+      w->depth--;
+      closed++;
+      q++;
+      continue;
+    }
+    break;
+  }
+  if (!validate)
+    return 1;
+  if (sep) {
+    if (q >= s || js[q] != sep || (sep == ':' && closed))
+      return 0;
+    q++;
+    while (q < s && jrpc__is_ws((unsigned char)js[q]))
+      q++;
+  }
+  return q == s;
+}
+
+/* The token's own text: strings and primitives checked, containers
+ * opened. Moves the cursor past what it accounts for. */
+static inline __attribute__((always_inline)) int
+body_check(const jsmntok_t *tk, uint32_t i, const char *js, walk_pos_t *w,
+           int validate, int want_esc, int *esc, const char **why) {
+  const char *p = js + tk->start;
+  size_t n = (size_t)(tk->end - tk->start);
+  switch (tk->type) {
+  case JSMN_STRING:
+    if (validate) {
+      if (!jrpc__str_valid_fast(p, n, esc)) {
+        *why = "invalid string";
+        return 0;
+      }
+    } else if (want_esc) {
+      *esc = memchr(p, '\\', n) != NULL;
+    }
+    w->cur = (size_t)tk->end + 1;
+    return 1;
+  case JSMN_PRIMITIVE:
+    if (validate && !primitive_ok(p, n)) {
+      *why = "invalid number or literal";
+      return 0;
+    }
+    w->cur = (size_t)tk->end;
+    return 1;
+  default:
+    if (++w->depth > JRPC__MAX_DEPTH) {
+      *why = "nested too deeply";
+      return 0;
+    }
+    w->open = (int)i;
+    w->cur = (size_t)tk->start + 1;
+    return 1;
+  }
+}
+
+/* The walk, in token order, using jsmn's parent links (jsmn has already
+ * checked bracket balance and type). Between two tokens only whitespace,
+ * the closing brackets of containers that end there, and then the one
+ * separator the grammar expects may stand: ':' before a member value, ','
+ * before any element or key but the first of its container. An object's
+ * key and its value are handled in one step: the value's place is known
+ * from the key. VALIDATE and ENVELOPE are constants at every call site, so
+ * the compiler emits one specialised copy per mode. */
 static inline __attribute__((always_inline)) int
 walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
      int envelope) {
   const char *js = d->hdr.buf;
-  const size_t len = d->hdr.len;
   jsmntok_t *t = d->t;
   const uint32_t n = d->n;
-  size_t cur = 0;       /* bytes before cur are accounted for */
-  int depth = 0;        /* open containers */
-  int open = -1;        /* innermost open container */
-  int req = -1;         /* the request object being read */
-  int32_t env_k = -1;   /* its envelope */
-  uint32_t elem = 0;    /* batch elements seen */
-  int member = M_OTHER; /* which member the last request key named */
+  walk_pos_t w = {0, 0, -1};
+  int req = -1;       /* the request object being read */
+  int32_t env_k = -1; /* its envelope */
+  uint32_t elem = 0;  /* batch elements seen */
   const int batch = out->is_batch;
-  jrpc__envelope_t *env = out->env;
+  jrpc__envelope_t *env = envelope ? out->env : NULL;
 
   for (uint32_t i = 0; i < n; i++) {
     jsmntok_t *tk = &t[i];
     const int p = tk->parent;
     const int type = tk->type;
-    const size_t s = (size_t)tk->start - (type == JSMN_STRING);
-    int is_key = 0, is_value = 0;
+    int is_key = 0;
     char sep = 0;
     if (p < 0) {
       if (validate && i != 0) {
@@ -204,155 +301,97 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
       }
     } else {
       const int ptype = t[p].type;
-      if (ptype == JSMN_STRING) {
-        is_value = 1;
-        sep = ':';
-        if (validate &&
-            (t[p].parent < 0 || t[t[p].parent].type != JSMN_OBJECT)) {
-          out->why = "':' outside an object";
-          return 0;
-        }
-      } else if (ptype == JSMN_OBJECT) {
+      sep = (uint32_t)p + 1 == i ? 0 : ',';
+      if (ptype == JSMN_OBJECT) {
         is_key = 1;
-        sep = (uint32_t)p + 1 == i ? 0 : ',';
-        if (validate && (type != JSMN_STRING || tk->size != 1)) {
+        if (validate && (type != JSMN_STRING || tk->size != 1 || i + 1 >= n)) {
           out->why = "object member without a string key and a value";
           return 0;
         }
-      } else if (ptype == JSMN_ARRAY) {
-        sep = (uint32_t)p + 1 == i ? 0 : ',';
-      } else {
-        out->why = "a value after a number or literal";
+      } else if (ptype != JSMN_ARRAY) {
+        /* Member values are taken with their keys: anything else hanging
+         * off a string or primitive came from a stray ':'. */
+        out->why = "':' outside an object";
         return 0;
       }
     }
+    if (!gap_check(t, js, &w, (size_t)tk->start - (type == JSMN_STRING), sep, i,
+                   validate, envelope)) {
+      out->why = "missing or misplaced separator";
+      return 0;
+    }
 
-    /* The gap before this token; compact JSON has exactly the separator
-     * there, which the first test settles. */
-    if (!(s == cur + (sep != 0) && (!sep || js[cur] == sep))) {
-      size_t q = cur;
-      int closed = 0;
-      for (;;) {
-        while (q < s && jrpc__is_ws((unsigned char)js[q]))
-          q++;
-        if (q < s && (js[q] == ']' || js[q] == '}')) {
-          if (open < 0) {
-            out->why = "unbalanced closing bracket";
-            return 0;
-          }
-          int pc = t[open].parent;
-          if (envelope)
-            t[open].parent = (int)i; /* skip link: first token after it */
-          open = pc >= 0 && t[pc].type == JSMN_STRING ? t[pc].parent : pc;
-          depth--;
-          closed++;
-          q++;
-          continue;
-        }
-        break;
+    if (is_key) {
+      /* The key... */
+      int member = M_OTHER, esc = 0;
+      int req_key = env && p == req;
+      if (req_key) {
+        /* spelt exactly "method" (etc.), it is plain ASCII: valid as it
+         * stands, and there is no escape to decode. */
+        member = member_raw(js + tk->start, (size_t)(tk->end - tk->start));
       }
-      if (validate) {
-        if (sep) {
-          if (q >= s || js[q] != sep || (sep == ':' && closed)) {
-            out->why = "missing or misplaced separator";
-            return 0;
-          }
-          q++;
-          while (q < s && jrpc__is_ws((unsigned char)js[q]))
-            q++;
-        }
-        if (q != s) {
-          out->why = "unexpected characters between values";
+      if (member == M_OTHER) {
+        if (!body_check(tk, i, js, &w, validate, req_key, &esc, &out->why))
           return 0;
-        }
-      }
-    }
-
-    /* The token itself. */
-    int esc = 0;
-    if (type == JSMN_STRING) {
-      const char *sp0 = js + tk->start;
-      size_t sn = (size_t)(tk->end - tk->start);
-      /* A request key spelt exactly "method" (etc.) is plain ASCII: valid
-       * as it stands, and no escape to decode. */
-      int req_key = envelope && is_key && p == req;
-      if (req_key)
-        member = member_raw(sp0, sn);
-      if (!req_key || member == M_OTHER) {
-        if (validate) {
-          if (!jrpc__str_valid_fast(sp0, sn, &esc)) {
-            out->why = "invalid string";
-            return 0;
-          }
-        } else if (envelope && req >= 0) {
-          esc = memchr(sp0, '\\', sn) != NULL;
-        }
         if (req_key && esc)
-          member = member_escaped(sp0, sn, a);
+          member =
+              member_escaped(js + tk->start, (size_t)(tk->end - tk->start), a);
+      } else {
+        w.cur = (size_t)tk->end + 1;
       }
-      cur = (size_t)tk->end + 1;
-    } else if (type == JSMN_PRIMITIVE) {
-      if (validate &&
-          !primitive_ok(js + tk->start, (size_t)(tk->end - tk->start))) {
-        out->why = "invalid number or literal";
+      /* ...and its value, the next token. */
+      uint32_t j = i + 1;
+      if (j >= n)
+        break;
+      jsmntok_t *vt = &t[j];
+      if (validate && vt->parent != (int)i) {
+        out->why = "object member without a value";
         return 0;
       }
-      cur = (size_t)tk->end;
-    } else {
-      if (++depth > JRPC__MAX_DEPTH) {
-        out->why = "nested too deeply";
+      if (!gap_check(t, js, &w, (size_t)vt->start - (vt->type == JSMN_STRING),
+                     ':', j, validate, envelope)) {
+        out->why = "missing or misplaced ':'";
         return 0;
       }
-      open = (int)i;
-      cur = (size_t)tk->start + 1;
+      esc = 0;
+      if (!body_check(vt, j, js, &w, validate, req_key, &esc, &out->why))
+        return 0;
+      if (req_key)
+        record_member(&env[env_k], member, d, j, esc);
+      if (envelope && vt->type != JSMN_OBJECT && vt->type != JSMN_ARRAY)
+        vt->parent = (int)j + 1; /* skip link of a scalar */
+      i = j;
+      continue;
     }
 
-    if (envelope) {
-      if (env) {
-        if (is_value) {
-          if (t[p].parent == req && req >= 0)
-            record_member(&env[env_k], member, d, i, esc);
-        } else if (is_key) {
-          /* the member was named above */
-        } else if (p < 0) {
-          if (type == JSMN_OBJECT) {
-            req = 0;
-            env_k = 0;
-            env[0].is_object = 1;
-          }
-        } else if (batch && p == 0) {
-          /* An element of the batch: a request if it is an object. */
-          uint32_t k = elem++;
-          env[k].is_object = type == JSMN_OBJECT;
-          if (type == JSMN_OBJECT) {
-            req = (int)i;
-            env_k = (int32_t)k;
-          }
+    int esc = 0;
+    if (!body_check(tk, i, js, &w, validate, 0, &esc, &out->why))
+      return 0;
+    if (env) {
+      if (p < 0) {
+        if (type == JSMN_OBJECT) {
+          req = 0;
+          env_k = 0;
+          env[0].is_object = 1;
+        }
+      } else if (batch && p == 0) {
+        /* An element of the batch: a request if it is an object. */
+        uint32_t k = elem++;
+        env[k].is_object = type == JSMN_OBJECT;
+        if (type == JSMN_OBJECT) {
+          req = (int)i;
+          env_k = (int32_t)k;
         }
       }
-      /* Keys keep their parent link: a member value reads it. */
-      if (!is_key && (type == JSMN_STRING || type == JSMN_PRIMITIVE))
-        tk->parent = (int)i + 1;
     }
+    if (envelope && type != JSMN_OBJECT && type != JSMN_ARRAY)
+      tk->parent = (int)i + 1; /* skip link of a scalar */
   }
 
   /* The trailing gap: the closers of every container still open, then
    * whitespace. */
-  size_t q = cur;
-  for (;;) {
-    while (q < len && jrpc__is_ws((unsigned char)js[q]))
-      q++;
-    if (q < len && (js[q] == ']' || js[q] == '}') && open >= 0) {
-      int pc = t[open].parent;
-      if (envelope)
-        t[open].parent = (int)n;
-      open = pc >= 0 && t[pc].type == JSMN_STRING ? t[pc].parent : pc;
-      q++;
-      continue;
-    }
-    break;
-  }
-  if (validate && (q != len || open >= 0)) {
+  if (!gap_check(t, js, &w, d->hdr.len, 0, n, validate, envelope) ||
+      (validate && w.open >= 0)) {
     out->why = "trailing characters after the JSON value";
     return 0;
   }

@@ -7,14 +7,21 @@
 
 #include "common.h"
 
-/* FNV-1a: short names, one pass, good enough spread for linear probing. */
+/* Method names are short: hash the first and last eight bytes as words
+ * (two multiplies) and only walk the middle of names longer than 16. */
 static uint32_t name_hash(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 16777619u;
+  uint64_t a = 0, b = 0;
+  if (n >= 8) {
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      a |= (uint64_t)(unsigned char)s[i] << (8 * i);
   }
-  return h;
+  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ n;
+  for (size_t i = 8; i + 8 < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 0x100000001B3ull;
+  return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
 int jrpc__registry_init(jrpc__registry_t *r) {
