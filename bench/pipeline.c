@@ -246,7 +246,7 @@ static result_t measure(jrpc__engine_t *e, const input_t *in, int trials) {
  * fused. Frames are copied into a padded buffer first, as the stream does. */
 static void parse_table(const char *const *names, const char *const *frames,
                         size_t nf, int trials) {
-  enum { REPS = 20000 };
+  enum { REPS = 2000 };
   jrpc__parser_t *ps[3] = {jrpc__parser_jsmn_new(JRPC__JSMN_NONE),
                            jrpc__parser_jsmn_new(JRPC__JSMN_SEPARATE),
                            jrpc__parser_jsmn_new(JRPC__JSMN_FUSED)};
@@ -260,11 +260,15 @@ static void parse_table(const char *const *names, const char *const *frames,
     char *buf = aligned_alloc(64, (n + 64 + 63) / 64 * 64);
     memcpy(buf, frames[f], n);
     double med[4], mn[4];
-    double *t = malloc(sizeof(double) * (size_t)trials);
+    double *t[4];
     size_t cap = n + 1;
     jsmntok_t *tok = malloc(cap * sizeof(*tok));
-    for (int v = 0; v < 4; v++) {
-      for (int k = 0; k < trials; k++) {
+    /* Variants interleaved trial by trial, so that drift in the machine's
+     * speed hits them all alike. */
+    for (int v = 0; v < 4; v++)
+      t[v] = malloc(sizeof(double) * (size_t)trials);
+    for (int k = 0; k < trials; k++) {
+      for (int v = 0; v < 4; v++) {
         double t0 = now_ns();
         for (int r = 0; r < REPS; r++) {
           if (v == 0) {
@@ -280,17 +284,19 @@ static void parse_table(const char *const *names, const char *const *frames,
             jrpc__arena_reset(&a);
           }
         }
-        t[k] = (now_ns() - t0) / REPS;
+        t[v][k] = (now_ns() - t0) / REPS;
       }
-      qsort(t, (size_t)trials, sizeof(double), cmp_double);
-      med[v] = t[trials / 2];
-      mn[v] = t[0];
+    }
+    for (int v = 0; v < 4; v++) {
+      qsort(t[v], (size_t)trials, sizeof(double), cmp_double);
+      med[v] = t[v][trials / 2];
+      mn[v] = t[v][0];
+      free(t[v]);
     }
     printf("%-14s", names[f]);
     for (int v = 0; v < 4; v++)
       printf(" %7.1f [%6.1f]", med[v], mn[v]);
     printf(" %8.2f\n", med[3] / med[0]);
-    free(t);
     free(tok);
     free(buf);
   }
