@@ -100,36 +100,16 @@ size_t jrpc__utf8_seq(const unsigned char *p, const unsigned char *end) {
   return 0;
 }
 
-/* Non-zero when any byte of the 8 is < 0x20, '"', '\\' or >= 0x80. */
-static inline uint64_t swar_special(uint64_t x) {
-  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-  uint64_t lt20 = (x - ones * 0x20) & ~x;
-  uint64_t zq = (q - ones) & ~q;
-  uint64_t zb = (b - ones) & ~b;
-  return (lt20 | zq | zb | x) & high;
-}
-
 int jrpc__str_valid(const char *s, size_t n, int *has_escape) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   int esc = 0;
   while (p < end) {
-    while (end - p >= 8) {
-      uint64_t x;
-      memcpy(&x, p, 8);
-      if (swar_special(x))
-        break;
-      p += 8;
-    }
+    p = jrpc__plain_span(p, end);
     if (p == end)
       break;
     unsigned char c = *p;
     if (c < 0x20 || c == '"')
       return 0;
-    if (c < 0x80 && c != '\\') {
-      p++;
-      continue;
-    }
     if (c >= 0x80) {
       size_t k = jrpc__utf8_seq(p, end);
       if (!k)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <locale.h>
 
@@ -29,6 +30,31 @@ int jrpc__str_valid(const char *s, size_t n, int *has_escape);
 /* Bytes that may stand verbatim in a JSON string: 0x20..0x7F except '"'
  * and '\\' (non-ASCII needs the UTF-8 check). */
 extern const uint8_t jrpc__str_plain[256];
+
+/* Non-zero when any of the 8 bytes in x is < 0x20, '"', '\\' or >= 0x80:
+ * the bytes a JSON string cannot hold verbatim as plain ASCII. */
+static inline uint64_t jrpc__swar_special(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+  uint64_t lt20 = (x - ones * 0x20) & ~x;
+  return (lt20 | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & high;
+}
+
+/* The first byte in [p, end) that is not plain ASCII string content, or
+ * end; eight bytes at a time. */
+static inline const unsigned char *jrpc__plain_span(const unsigned char *p,
+                                                    const unsigned char *end) {
+  while (end - p >= 8) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    if (jrpc__swar_special(x))
+      break;
+    p += 8;
+  }
+  while (p < end && jrpc__str_plain[*p])
+    p++;
+  return p;
+}
 
 /* jrpc__str_valid with a fast path for short plain-ASCII strings, the
  * common case for keys, method names and small values. */

@@ -10,14 +10,6 @@
 #include "common.h"
 #include "jsontext.h"
 
-/* Bytes that cannot be copied verbatim into a JSON string. */
-static inline uint64_t swar_needs_escape(uint64_t x) {
-  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-  uint64_t lt20 = (x - ones * 0x20) & ~x;
-  return (lt20 | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & high;
-}
-
 static const char hexdig[] = "0123456789abcdef";
 
 int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
@@ -25,20 +17,10 @@ int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
   const unsigned char *run = p;
   int rc = jrpc__out_byte(o, '"');
   while (p < end) {
-    while (end - p >= 8) {
-      uint64_t x;
-      memcpy(&x, p, 8);
-      if (swar_needs_escape(x))
-        break;
-      p += 8;
-    }
+    p = jrpc__plain_span(p, end);
     if (p == end)
       break;
     unsigned char c = *p;
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-      p++;
-      continue;
-    }
     if (c >= 0x80) {
       size_t k = jrpc__utf8_seq(p, end);
       if (k) {
