@@ -22,6 +22,36 @@ static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_raw(c, s, n);
 }
 
+/* Checks jrpc_at() against first/next iteration, in increasing, decreasing
+ * and scattered order (at() caches its last answer: the cache must never
+ * give a wrong element), for the array or object in params[0]. */
+static int at_check(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  jrpc_val_t box = jrpc_at(c, params, 0);
+  uint32_t n = jrpc_len(c, box);
+  uint32_t *idx = jrpc_alloc(c, sizeof(uint32_t) * (n + 1));
+  uint32_t k = 0;
+  for (jrpc_val_t v = jrpc_first(c, box); !jrpc_is_none(v); v = jrpc_next(c, v))
+    idx[k++] = v.idx_;
+  if (k != n)
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "len and iteration disagree");
+  uint32_t order[3 * 64];
+  size_t m = 0;
+  for (uint32_t i = 0; i < n && m < 64; i++)
+    order[m++] = i;
+  for (uint32_t i = n; i-- > 0 && m < 128;)
+    order[m++] = i;
+  for (uint32_t i = 0; i < 64 && n; i++)
+    order[m++] = (i * 7919u) % n;
+  for (size_t j = 0; j < m; j++) {
+    jrpc_val_t v = jrpc_at(c, box, order[j]);
+    if (jrpc_is_none(v) || v.idx_ != idx[order[j]])
+      return jrpc_error(c, JRPC_INTERNAL_ERROR, "at() gave a wrong element");
+  }
+  if (!jrpc_is_none(jrpc_at(c, box, n)))
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "at(len) is not none");
+  return jrpc_w_u64(c, n);
+}
+
 typedef struct fixture {
   jrpc__registry_t reg;
   jrpc__engine_t e;
@@ -31,6 +61,7 @@ static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof(*f));
   jrpc__registry_init(&f->reg);
   jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
+  jrpc__registry_add(&f->reg, "at.check", at_check, NULL, NULL, NULL);
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_frame_bytes = 1000000;
   jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("jsmn"));
@@ -241,6 +272,28 @@ static void test_length_framing_many_frames(void **state) {
   free(in);
 }
 
+static void test_at_matches_iteration(void **state) {
+  fixture_t *f = *state;
+  const char *reqs[] = {
+      "{\"jsonrpc\":\"2.0\",\"method\":\"at.check\",\"params\":[[1,[2,3],{"
+      "\"a\":[4]},\"x\",null,5,6,7,[],{},8]],\"id\":1}\n",
+      "{\"jsonrpc\":\"2.0\",\"method\":\"at.check\",\"params\":[{\"a\":1,"
+      "\"b\":[2,{\"c\":3}],\"d\":{},\"e\":\"s\",\"f\":null}],\"id\":2}\n",
+      "{\"jsonrpc\":\"2.0\",\"method\":\"at.check\",\"params\":[[]],"
+      "\"id\":3}\n",
+  };
+  const char *want[] = {"{\"jsonrpc\":\"2.0\",\"result\":11,\"id\":1}\n",
+                        "{\"jsonrpc\":\"2.0\",\"result\":5,\"id\":2}\n",
+                        "{\"jsonrpc\":\"2.0\",\"result\":0,\"id\":3}\n"};
+  for (int i = 0; i < 3; i++) {
+    run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, reqs[i], strlen(reqs[i]),
+                       1 << 20);
+    assert_int_equal(r.out_n, strlen(want[i]));
+    assert_memory_equal(r.out, want[i], r.out_n);
+    free(r.out);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_replies_independent_of_split),
@@ -248,6 +301,7 @@ int main(void) {
       cmocka_unit_test(test_oversized_newline_frame_skipped_not_buffered),
       cmocka_unit_test(test_oversized_length_frame_closes),
       cmocka_unit_test(test_length_framing_many_frames),
+      cmocka_unit_test(test_at_matches_iteration),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
