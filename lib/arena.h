@@ -36,7 +36,13 @@ void jrpc__arena_free(jrpc__arena_t *a);
 void *jrpc__arena_alloc_slow(jrpc__arena_t *a, size_t n);
 void jrpc__arena_reset(jrpc__arena_t *a);
 
+/* Larger requests than this are refused (NULL): rounding and chunk
+ * doubling must not overflow. */
+#define JRPC__ARENA_MAX ((size_t)1 << 40)
+
 static inline void *jrpc__arena_alloc(jrpc__arena_t *a, size_t n) {
+  if (n > JRPC__ARENA_MAX)
+    return NULL;
   n = (n + (JRPC__ARENA_ALIGN - 1)) & ~(size_t)(JRPC__ARENA_ALIGN - 1);
   if ((size_t)(a->end - a->cur) >= n) {
     void *p = a->cur;

@@ -56,8 +56,9 @@ int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
                          int data) {
   jrpc__outbuf_t *o = call->w.out;
   jrpc__out_truncate(o, call->mark);
-  int rc = jrpc__reply_error_open(o, code, msg);
+  /* Code 0 is no JSON-RPC error: it stands for "failed, no code given". */
   call->err_code = code ? code : JRPC_HANDLER_FAILED;
+  int rc = jrpc__reply_error_open(o, call->err_code, msg);
   call->err_mark = jrpc__out_mark(o);
   call->err_data = (uint8_t)data;
   call->too_large = 0;
@@ -188,6 +189,18 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   return 0;
 }
 
+/* Closes the reply frame; when any part of it could not be written, the
+ * whole frame goes, so that no partial reply ever reaches the client. */
+static int frame_finish(jrpc__framing_t framing, jrpc__outbuf_t *o,
+                        jrpc__frame_enc_t *enc) {
+  if (o->oom || jrpc__frame_end(framing, o, enc) != 0 || o->oom) {
+    jrpc__out_truncate(o, enc->start);
+    o->oom = 0;
+    return JRPC_ENOMEM;
+  }
+  return 0;
+}
+
 int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
                          jrpc__outbuf_t *o, const char *p, size_t n,
                          const jrpc_peer_t *peer) {
@@ -208,12 +221,16 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
                       0);
     rc = 0;
   }
-  if (o->oom) {
+  if (!o->oom && jrpc__out_pos(o) - enc.start.pos > UINT32_MAX) {
+    /* A length prefix cannot say more than 4 GiB; nobody wants that
+     * much on one line either. The batch's replies are dropped for one
+     * error. */
+    uint64_t got = jrpc__out_pos(o) - enc.start.pos;
     jrpc__out_truncate(o, enc.start);
-    o->oom = 0;
-    return JRPC_ENOMEM;
+    jrpc__frame_begin(framing, o, &enc);
+    limit_error(o, JRPC_RESPONSE_TOO_LARGE, UINT32_MAX, got, NULL, 0);
   }
-  return jrpc__frame_end(framing, o, &enc);
+  return frame_finish(framing, o, &enc);
 }
 
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
@@ -223,10 +240,5 @@ int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
   if (rc)
     return rc;
   limit_error(o, JRPC_FRAME_TOO_LARGE, e->lim.max_frame_bytes, got, NULL, 0);
-  if (o->oom) {
-    jrpc__out_truncate(o, enc.start);
-    o->oom = 0;
-    return JRPC_ENOMEM;
-  }
-  return jrpc__frame_end(framing, o, &enc);
+  return frame_finish(framing, o, &enc);
 }

@@ -426,27 +426,41 @@ static int depth_ok(const char *js, size_t len) {
     opens += count_upto(js, end, '{', JRPC__MAX_DEPTH - opens);
   if (opens <= JRPC__MAX_DEPTH)
     return 1;
+  /* The exact scan has to see the structure jsmn will see. jsmn starts a
+   * string only where a value may start; inside a primitive a quote is just
+   * another character (and the frame is invalid). So a quote after
+   * anything but whitespace, '[', '{', ',' or ':' ends the scan: the frame
+   * is not JSON, and skipping "to the closing quote" would hide brackets
+   * that jsmn does nest. An unterminated string is not JSON either. */
   const unsigned char *p = (const unsigned char *)js;
   const unsigned char *e = (const unsigned char *)end;
   int depth = 0;
+  unsigned char last = '['; /* last byte outside strings, not whitespace */
   while (p < e) {
-    switch (nest_byte[*p++]) {
+    unsigned char c = *p++;
+    switch (nest_byte[c]) {
     case 0:
+      if (!jrpc__is_ws(c))
+        last = c;
       break;
     case 1:
       if (++depth > JRPC__MAX_DEPTH)
         return 0;
+      last = c;
       break;
     case 2:
       depth--;
+      last = c;
       break;
     default:
+      if (last != '[' && last != '{' && last != ',' && last != ':')
+        return 0;
       /* Skip the string: to the next quote not escaped by an odd run of
        * backslashes. */
       for (;;) {
         const unsigned char *q = memchr(p, '"', (size_t)(e - p));
         if (!q)
-          return 1; /* unterminated: jsmn will say so */
+          return 0;
         const unsigned char *b = q;
         while (b > p && b[-1] == '\\')
           b--;
@@ -454,6 +468,7 @@ static int depth_ok(const char *js, size_t len) {
         if (((q - b) & 1) == 0)
           break;
       }
+      last = '"';
     }
   }
   return 1;

@@ -52,6 +52,21 @@ static int at_check(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_u64(c, n);
 }
 
+/* jrpc_error with code 0: "failed, no code given" is -32000 on the wire. */
+static int fail_code0(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  return jrpc_error(c, 0, "no code");
+}
+
+/* Absurd scratch sizes are refused, not wrapped around. */
+static int huge_alloc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  if (jrpc_alloc(c, SIZE_MAX) || jrpc_alloc(c, ((size_t)1 << 63) + 1))
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "huge allocation succeeded");
+  char *a = jrpc_alloc(c, 16), *b = jrpc_alloc(c, 16);
+  if (!a || !b || a == b)
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "small allocations broken");
+  return jrpc_w_bool(c, 1);
+}
+
 typedef struct fixture {
   jrpc__registry_t reg;
   jrpc__engine_t e;
@@ -62,6 +77,8 @@ static int setup(void **state) {
   jrpc__registry_init(&f->reg);
   jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
   jrpc__registry_add(&f->reg, "at.check", at_check, NULL, NULL, NULL);
+  jrpc__registry_add(&f->reg, "fail.code0", fail_code0, NULL, NULL, NULL);
+  jrpc__registry_add(&f->reg, "huge.alloc", huge_alloc, NULL, NULL, NULL);
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_frame_bytes = 1000000;
   jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("jsmn"));
@@ -294,6 +311,50 @@ static void test_at_matches_iteration(void **state) {
   }
 }
 
+/* jsmn takes time quadratic in nesting depth; the depth pre-check must see
+ * the nesting jsmn sees, also when a quote stands inside a primitive (where
+ * jsmn does not start a string). Each frame here nests 250,000 deep: without
+ * the check it costs jsmn minutes, with it microseconds (ctest's timeout
+ * catches a regression). */
+static void test_deep_nesting_behind_a_quote(void **state) {
+  fixture_t *f = *state;
+  const size_t d = 250000;
+  const char *heads[] = {"[1\" ", "[1\",", "[\"a\"1\""};
+  const char *tails[] = {"]", ",1\"]", "]"};
+  for (int k = 0; k < 3; k++) {
+    size_t hn = strlen(heads[k]), tn = strlen(tails[k]);
+    size_t n = hn + 2 * d + tn + 1;
+    char *in = malloc(n);
+    memcpy(in, heads[k], hn);
+    memset(in + hn, '[', d);
+    memset(in + hn + d, ']', d);
+    memcpy(in + hn + 2 * d, tails[k], tn);
+    in[n - 1] = '\n';
+    run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, n, 65536);
+    const char want[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
+                        "\"message\":\"Parse error\"},\"id\":null}\n";
+    assert_int_equal(r.out_n, sizeof(want) - 1);
+    assert_memory_equal(r.out, want, sizeof(want) - 1);
+    free(r.out);
+    free(in);
+  }
+}
+
+static void test_handler_edge_cases(void **state) {
+  fixture_t *f = *state;
+  const char in[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"fail.code0\",\"id\":1}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"huge.alloc\",\"id\":2}\n";
+  const char want[] =
+      "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"no "
+      "code\"},\"id\":1}\n"
+      "{\"jsonrpc\":\"2.0\",\"result\":true,\"id\":2}\n";
+  run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, sizeof(in) - 1, 1 << 20);
+  assert_int_equal(r.out_n, sizeof(want) - 1);
+  assert_memory_equal(r.out, want, sizeof(want) - 1);
+  free(r.out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_replies_independent_of_split),
@@ -302,6 +363,8 @@ int main(void) {
       cmocka_unit_test(test_oversized_length_frame_closes),
       cmocka_unit_test(test_length_framing_many_frames),
       cmocka_unit_test(test_at_matches_iteration),
+      cmocka_unit_test(test_deep_nesting_behind_a_quote),
+      cmocka_unit_test(test_handler_edge_cases),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
