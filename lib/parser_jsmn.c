@@ -403,7 +403,16 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
 
 /* Bytes that matter to nesting: brackets and the quote. */
 static const uint8_t nest_byte[256] = {
-    ['['] = 1, ['{'] = 1, [']'] = 2, ['}'] = 2, ['"'] = 3};
+    ['['] = 1, ['{'] = 1, [']'] = 2, ['}'] = 2, ['"'] = 3, [':'] = 4};
+
+/* The last byte before p (not before `start`) that is not whitespace, or
+ * '[' at the start of the frame (where a value may begin). */
+static inline unsigned char prev_byte(const unsigned char *start,
+                                      const unsigned char *p) {
+  while (p > start && jrpc__is_ws(p[-1]))
+    p--;
+  return p > start ? p[-1] : '[';
+}
 
 /* Counts occurrences of c in [p, end), stopping once past `limit`. */
 static size_t count_upto(const char *p, const char *end, char c, size_t limit) {
@@ -415,48 +424,70 @@ static size_t count_upto(const char *p, const char *end, char c, size_t limit) {
   return k;
 }
 
-/* 1 unless brackets outside strings nest deeper than JRPC__MAX_DEPTH.
- * Nesting that deep needs that many opening brackets, and counting them
- * with memchr costs little, so the exact, string-aware scan runs only for
- * frames with more brackets than the limit. */
-static int depth_ok(const char *js, size_t len) {
+/* Frames above this size always get the exact structural scan below. */
+#define PRESCAN_ALWAYS 4096
+
+/* Refuses, before jsmn sees them, the frames on which jsmn spends more
+ * than linear time: jsmn closes a container by walking up parent links
+ * from the last token, so nesting D deep costs D^2/2 steps, and a ':'
+ * after a non-key (which strict mode allows) hangs the following tokens in
+ * a chain that every closing bracket walks again.
+ *
+ * Nesting deeper than the limit needs that many opening brackets, and
+ * counting them with memchr costs little. Chains need length, and their
+ * cost needs closing brackets, of which a small frame can hold few. So
+ * the exact scan runs for frames with more brackets than the limit, or
+ * larger than PRESCAN_ALWAYS; others cost jsmn at most a small factor
+ * over their size. Returns 1 when jsmn may go ahead (the walk after it
+ * still decides validity). */
+static int structure_ok(const char *js, size_t len) {
   const char *end = js + len;
-  size_t opens = count_upto(js, end, '[', JRPC__MAX_DEPTH);
-  if (opens <= JRPC__MAX_DEPTH)
-    opens += count_upto(js, end, '{', JRPC__MAX_DEPTH - opens);
-  if (opens <= JRPC__MAX_DEPTH)
-    return 1;
+  if (len <= PRESCAN_ALWAYS) {
+    size_t opens = count_upto(js, end, '[', JRPC__MAX_DEPTH);
+    if (opens <= JRPC__MAX_DEPTH)
+      opens += count_upto(js, end, '{', JRPC__MAX_DEPTH - opens);
+    if (opens <= JRPC__MAX_DEPTH)
+      return 1;
+  }
   /* The exact scan has to see the structure jsmn will see. jsmn starts a
    * string only where a value may start; inside a primitive a quote is just
    * another character (and the frame is invalid). So a quote after
    * anything but whitespace, '[', '{', ',' or ':' ends the scan: the frame
    * is not JSON, and skipping "to the closing quote" would hide brackets
-   * that jsmn does nest. An unterminated string is not JSON either. */
+   * that jsmn does nest. An unterminated string is not JSON either, and
+   * neither is a ':' that does not follow a string. */
   const unsigned char *p = (const unsigned char *)js;
   const unsigned char *e = (const unsigned char *)end;
+  const unsigned char *start = p;
   int depth = 0;
-  unsigned char last = '['; /* last byte outside strings, not whitespace */
-  while (p < e) {
-    unsigned char c = *p++;
-    switch (nest_byte[c]) {
-    case 0:
-      if (!jrpc__is_ws(c))
-        last = c;
-      break;
+  for (;;) {
+    while (p < e && !nest_byte[*p])
+      p++;
+    if (p == e)
+      return 1;
+    unsigned char c;
+    switch (nest_byte[*p]) {
     case 1:
       if (++depth > JRPC__MAX_DEPTH)
         return 0;
-      last = c;
+      p++;
       break;
     case 2:
       depth--;
-      last = c;
+      p++;
+      break;
+    case 4:
+      if (prev_byte(start, p) != '"')
+        return 0;
+      p++;
       break;
     default:
-      if (last != '[' && last != '{' && last != ',' && last != ':')
+      c = prev_byte(start, p);
+      if (c != '[' && c != '{' && c != ',' && c != ':')
         return 0;
       /* Skip the string: to the next quote not escaped by an odd run of
        * backslashes. */
+      p++;
       for (;;) {
         const unsigned char *q = memchr(p, '"', (size_t)(e - p));
         if (!q)
@@ -468,10 +499,8 @@ static int depth_ok(const char *js, size_t len) {
         if (((q - b) & 1) == 0)
           break;
       }
-      last = '"';
     }
   }
-  return 1;
 }
 
 /* A frame whose value is not an object, array or string: jsmn's strict
@@ -527,13 +556,11 @@ static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
     return rc;
   }
 
-  /* jsmn closes a container by walking up from the last token, so a frame
-   * nested D deep costs D^2/2 steps (100,000 '[' then ']': seconds). Refuse
-   * deep frames before jsmn sees them; a frame shorter than the limit
-   * cannot be too deep. */
-  if (len > JRPC__MAX_DEPTH && !depth_ok(js + first, len - first)) {
+  /* A frame shorter than the depth limit can neither nest too deep nor
+   * chain enough tokens to matter. */
+  if (len > JRPC__MAX_DEPTH && !structure_ok(js + first, len - first)) {
     out->status = JRPC__PARSE_INVALID;
-    out->why = "nested too deeply";
+    out->why = "nested too deeply, or malformed";
     return 0;
   }
 

@@ -340,6 +340,50 @@ static void test_deep_nesting_behind_a_quote(void **state) {
   }
 }
 
+/* Frames over 4 KiB always get the structural pre-scan: it must refuse a
+ * ':' chain (strict jsmn accepts ':' after any token and chains what
+ * follows, which every closing bracket then walks) and must accept valid
+ * JSON whose strings hold colons, quotes, brackets and backslashes. */
+static void test_large_frame_prescan(void **state) {
+  fixture_t *f = *state;
+  size_t cap = 700000, n = 0;
+  char *in = malloc(cap);
+  for (int i = 0; i < 100; i++)
+    in[n++] = '[';
+  while (n < 600000) {
+    memcpy(in + n, "1 :", 3);
+    n += 3;
+  }
+  in[n++] = '1';
+  for (int i = 0; i < 100; i++)
+    in[n++] = ']';
+  in[n++] = '\n';
+  run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, n, 65536);
+  const char perr[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
+                      "\"message\":\"Parse error\"},\"id\":null}\n";
+  assert_int_equal(r.out_n, sizeof(perr) - 1);
+  assert_memory_equal(r.out, perr, sizeof(perr) - 1);
+  free(r.out);
+
+  /* ~20 KB of valid params that look like structure inside strings. */
+  n = 0;
+  n += (size_t)sprintf(in + n, "{\"jsonrpc\":\"2.0\",\"method\":\"echo\","
+                               "\"params\":{");
+  for (int i = 0; i < 300; i++)
+    n += (size_t)sprintf(in + n,
+                         "%s\"k:%d\" : [\"a:b\", \"[{\\\"q\\\\\\\\\", "
+                         "{\"x\":\":\"}]",
+                         i ? "," : "", i);
+  n += (size_t)sprintf(in + n, "},\"id\":5}\n");
+  assert_true(n > 4096);
+  r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, n, 65536);
+  assert_true(r.out_n > 4096);
+  assert_non_null(memmem(r.out, r.out_n, "\"result\":{\"k:0\"", 15));
+  assert_memory_equal(r.out + r.out_n - 9, ",\"id\":5}\n", 9);
+  free(r.out);
+  free(in);
+}
+
 static void test_handler_edge_cases(void **state) {
   fixture_t *f = *state;
   const char in[] =
@@ -365,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_at_matches_iteration),
       cmocka_unit_test(test_deep_nesting_behind_a_quote),
       cmocka_unit_test(test_handler_edge_cases),
+      cmocka_unit_test(test_large_frame_prescan),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
