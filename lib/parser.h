@@ -71,7 +71,7 @@ typedef struct jrpc__parser_ops {
    * (reset by the caller per frame). JRPC_ENOMEM or 0. */
   int (*parse)(jrpc__parser_t *p, const char *buf, size_t len, jrpc__arena_t *a,
                uint32_t max_batch, jrpc__parsed_t *out);
-  /* Views. idx is backend-defined; the wrappers in view.c handle NONE. */
+  /* Views. idx is backend-defined; the wrappers in view.h handle NONE. */
   jrpc_type_t (*type)(const jrpc__doc_t *d, uint32_t idx);
   uint32_t (*len)(const jrpc__doc_t *d, uint32_t idx);
   jrpc_val_t (*at)(const jrpc__doc_t *d, uint32_t idx, uint32_t i);

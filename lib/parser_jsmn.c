@@ -11,6 +11,9 @@
  * request. The walk also turns jsmn's parent links, no longer needed, into
  * "skip" links (index of the token after a value's subtree) so that views
  * step from element to element in O(1).
+ *
+ * jsmn's own work is linear only on sane input: see structure_ok(), which
+ * refuses the frames that would make it quadratic before jsmn sees them.
  */
 #define JSMN_STATIC
 #define JSMN_STRICT
