@@ -148,8 +148,9 @@ static int member_escaped(const char *s, size_t n, jrpc__arena_t *a) {
   return member_raw(tmp, n);
 }
 
-static inline void record_member(jrpc__envelope_t *e, int member, jsmn_doc_t *d,
-                                 uint32_t i, int esc) {
+static inline __attribute__((always_inline)) void
+record_member(jrpc__envelope_t *e, int member, jsmn_doc_t *d, uint32_t i,
+              int esc) {
   const jsmntok_t *t = &d->t[i];
   const char *js = d->hdr.buf;
   jrpc_type_t ty = tok_type(t, js);
