@@ -139,6 +139,14 @@ static run_t feed_all(jrpc__engine_t *e, int framing, const char *in, size_t n,
   return r;
 }
 
+/* The output is exactly one -32700 reply with id null. */
+static void assert_parse_error(const run_t *r) {
+  const char want[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
+                      "\"message\":\"Parse error\"},\"id\":null}\n";
+  assert_int_equal(r->out_n, sizeof(want) - 1);
+  assert_memory_equal(r->out, want, sizeof(want) - 1);
+}
+
 static void test_replies_independent_of_split(void **state) {
   fixture_t *f = *state;
   const char in[] =
@@ -331,10 +339,7 @@ static void test_deep_nesting_behind_a_quote(void **state) {
     memcpy(in + hn + 2 * d, tails[k], tn);
     in[n - 1] = '\n';
     run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, n, 65536);
-    const char want[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
-                        "\"message\":\"Parse error\"},\"id\":null}\n";
-    assert_int_equal(r.out_n, sizeof(want) - 1);
-    assert_memory_equal(r.out, want, sizeof(want) - 1);
+    assert_parse_error(&r);
     free(r.out);
     free(in);
   }
@@ -359,10 +364,7 @@ static void test_large_frame_prescan(void **state) {
     in[n++] = ']';
   in[n++] = '\n';
   run_t r = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, n, 65536);
-  const char perr[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,"
-                      "\"message\":\"Parse error\"},\"id\":null}\n";
-  assert_int_equal(r.out_n, sizeof(perr) - 1);
-  assert_memory_equal(r.out, perr, sizeof(perr) - 1);
+  assert_parse_error(&r);
   free(r.out);
 
   /* ~20 KB of valid params that look like structure inside strings. */
