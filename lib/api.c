@@ -18,10 +18,13 @@ static int api_register(jrpc_reg_t *r, const char *name, jrpc_handler_fn fn,
   jrpc__regctx_t *ctx = REGCTX(r);
   const jrpc__method_t *prev = NULL;
   int rc = jrpc__registry_add(ctx->reg, name, fn, udata, ctx->owner, &prev);
-  if (rc == JRPC_EEXIST)
+  if (rc)
+    ctx->failed = 1;
+  if (rc == JRPC_EEXIST) {
     snprintf(ctx->err, sizeof(ctx->err), "method \"%s\" is already registered",
              name);
-  else if (rc == JRPC_EINVAL)
+    ctx->dup_owner = prev ? prev->owner : NULL;
+  } else if (rc == JRPC_EINVAL)
     snprintf(ctx->err, sizeof(ctx->err),
              "invalid method name \"%s\" (empty, or \"rpc.\" is reserved)",
              name ? name : "(null)");
@@ -156,7 +159,7 @@ static int api_error_begin(jrpc_call_t *c, int code, const char *msg) {
 /* ---- memory, peer, log ---- */
 
 static void *api_alloc(jrpc_call_t *c, size_t n) {
-  return jrpc__arena_alloc(&CALL(c)->e->arena, n);
+  return jrpc__arena_alloc(CALL(c)->arena, n);
 }
 
 static const jrpc_peer_t *api_peer(jrpc_call_t *c) {
@@ -169,20 +172,20 @@ static void api_log(jrpc_call_t *c, int level, const char *msg) {
     e->log(e->log_arg, level, msg);
 }
 
-/* ---- async: needs an event loop, which the daemon provides ---- */
+/* ---- async: needs a host with an event loop (async.c) ---- */
 
 static jrpc_call_t *api_defer(jrpc_call_t *c) {
-  return NULL;
+  return jrpc__defer(c);
 }
 static int api_finish(jrpc_call_t *c) {
-  return JRPC_ENOSYS;
+  return jrpc__finish(c);
 }
 static int api_post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
-  return JRPC_ENOSYS;
+  return jrpc__post(c, fn, arg);
 }
 static int api_queue_work(jrpc_call_t *c, jrpc_work_fn w, jrpc_post_fn d,
                           void *arg) {
-  return JRPC_ENOSYS;
+  return jrpc__queue_work(c, w, d, arg);
 }
 
 const struct jrpc_api jrpc__api = {

@@ -31,12 +31,18 @@ int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
   e->lim = lim ? *lim : defaults;
   e->call.pub.api = &jrpc__api;
   e->call.e = e;
+  e->call.arena = &e->arena;
+  e->live.prev = e->live.next = &e->live;
+  e->ended.prev = e->ended.next = &e->ended;
+  e->batches.prev = e->batches.next = &e->batches;
+  e->done.prev = e->done.next = &e->done;
   e->no_peer.uid = e->no_peer.gid = e->no_peer.pid = -1;
   e->log = log_stderr;
   return 0;
 }
 
 void jrpc__engine_free(jrpc__engine_t *e) {
+  jrpc__async_free_all(e);
   jrpc__parser_destroy(e->parser);
   e->parser = NULL;
   jrpc__arena_free(&e->arena);
@@ -69,8 +75,8 @@ int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
 }
 
 /* The handler has returned: complete the response object. */
-static void call_complete(jrpc__call_t *call, int rc, const char *id,
-                          size_t id_n) {
+void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
+                         size_t id_n) {
   jrpc__outbuf_t *o = call->w.out;
   jrpc__engine_t *e = call->e;
   int empty = 0;
@@ -116,7 +122,8 @@ static void call_complete(jrpc__call_t *call, int rc, const char *id,
 /* One request object: check it, run its handler, write its response (none
  * for a notification). */
 static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
-                      const jrpc__envelope_t *env, const jrpc_peer_t *peer) {
+                      const jrpc__envelope_t *env, const jrpc_peer_t *peer,
+                      int batch) {
   jrpc__request_t req;
   int rc = jrpc__request_check(env, &e->arena, &req);
   if (rc)
@@ -140,15 +147,29 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   call->err_data = 0;
   call->too_large = 0;
   call->mark = jrpc__out_mark(o);
+  call->id = req.id;
+  call->id_n = req.id_n;
+  call->notify = req.kind == JRPC__REQ_NOTIFY;
+  call->deferred = NULL;
   jrpc__reply_result_open(o);
   jrpc__writer_init(&call->w, o);
 
   rc = m->fn(&call->pub, req.params, m->udata);
 
-  if (req.kind == JRPC__REQ_NOTIFY)
+  if (call->deferred) {
+    /* The reply comes from jrpc_finish; a batch waits for it. */
+    jrpc__out_truncate(o, call->mark);
+    if (batch && !call->notify) {
+      if (!e->batch)
+        e->batch = jrpc__batch_new(e, e->sink);
+      jrpc__batch_attach(e->batch, call->deferred);
+    }
+    call->deferred = NULL;
+  } else if (call->notify) {
     jrpc__out_truncate(o, call->mark); /* ran it; never answer it */
-  else
-    call_complete(call, rc, req.id, req.id_n);
+  } else {
+    jrpc__call_complete(call, rc, req.id, req.id_n);
+  }
   /* Scratch of this call is done with; a batch's next call reuses it. */
   jrpc__arena_rewind(&e->arena, am);
   return 0;
@@ -166,7 +187,7 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
     break;
   }
   if (!ps->is_batch)
-    return handle_one(e, o, &ps->env[0], peer);
+    return handle_one(e, o, &ps->env[0], peer, 0);
   if (ps->count == 0) /* "[]": one error, not an empty array */
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, NULL, 0);
   /* The array opens with the first response; a batch of notifications
@@ -176,7 +197,7 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
     jrpc__outmark_t before = jrpc__out_mark(o);
     jrpc__out_byte(o, opened ? ',' : '[');
     uint64_t start = jrpc__out_pos(o);
-    int rc = handle_one(e, o, &ps->env[k], peer);
+    int rc = handle_one(e, o, &ps->env[k], peer, 1);
     if (rc)
       return rc;
     if (jrpc__out_pos(o) == start)
@@ -184,7 +205,8 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
     else
       opened = 1;
   }
-  if (opened)
+  /* A batch with deferred calls is closed when the last one ends. */
+  if (opened && !e->batch)
     jrpc__out_byte(o, ']');
   return 0;
 }
@@ -201,17 +223,32 @@ static int frame_finish(jrpc__framing_t framing, jrpc__outbuf_t *o,
   return 0;
 }
 
-int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
-                         jrpc__outbuf_t *o, const char *p, size_t n,
-                         const jrpc_peer_t *peer) {
+int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
+                         size_t n, const jrpc_peer_t *peer) {
+  jrpc__framing_t framing = sink->framing;
+  jrpc__outbuf_t *o = sink->out;
   jrpc__frame_enc_t enc;
   int rc = jrpc__frame_begin(framing, o, &enc);
   if (rc)
     return rc;
+  jrpc__outmark_t body = jrpc__out_mark(o);
+  e->sink = sink;
+  e->batch = NULL;
+  e->dispatching = 1;
   jrpc__parsed_t ps;
   rc = e->parser->ops->parse(e->parser, p, n, &e->arena, e->lim.max_batch, &ps);
   if (!rc)
     rc = dispatch_parsed(e, o, &ps, peer);
+  if (e->batch) {
+    /* Some calls of this batch answer later: its replies so far wait with
+     * the batch, which frames the whole array when its last call ends. */
+    jrpc__batch_take(e->batch, o, body);
+    jrpc__out_truncate(o, enc.start);
+    e->batch = NULL;
+    e->sink = NULL;
+    jrpc__async_frame_end(e);
+    return rc == JRPC_ENOMEM ? 0 : rc;
+  }
   if (rc == JRPC_ENOMEM && !o->oom) {
     /* Scratch memory ran out, not the output: say so to the client. */
     jrpc__out_truncate(o, enc.start);
@@ -230,7 +267,12 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
     jrpc__frame_begin(framing, o, &enc);
     limit_error(o, JRPC_RESPONSE_TOO_LARGE, UINT32_MAX, got, NULL, 0);
   }
-  return frame_finish(framing, o, &enc);
+  rc = frame_finish(framing, o, &enc);
+  if (JRPC__UNLIKELY(e->done.next != &e->done))
+    jrpc__async_frame_end(e);
+  e->dispatching = 0;
+  e->sink = NULL;
+  return rc;
 }
 
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "async.h"
 #include "bufpool.h"
 #include "frame.h"
 #include "outbuf.h"
@@ -32,13 +33,19 @@ typedef struct jrpc__call {
   jrpc_call_t pub;
   struct jrpc__engine *e;
   jrpc__writer_t w;
+  jrpc__arena_t *arena; /* what jrpc_alloc draws from */
   const jrpc_peer_t *peer;
+  const char *id; /* the request's id bytes, for jrpc_defer */
+  size_t id_n;
+  jrpc_call_t *deferred;    /* what jrpc_defer returned during this call */
   jrpc__outmark_t mark;     /* start of this call's response */
   uint64_t body_pos;        /* out position where the result value starts */
   jrpc__outmark_t err_mark; /* after the error's message, before data */
   int err_code;             /* 0, or the code jrpc_error set */
   uint8_t err_data;         /* error_begin: the next value is "data" */
   uint8_t too_large;        /* the result passed max_response_bytes */
+  uint8_t notify;           /* a notification: nothing is ever sent */
+  uint8_t is_deferred;      /* this is a deferred call's handle */
 } jrpc__call_t;
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
@@ -53,6 +60,17 @@ typedef struct jrpc__engine {
   jrpc_peer_t no_peer;
   jrpc__log_fn log; /* where jrpc_log() goes; stderr by default */
   void *log_arg;
+  /* Deferred calls: only with a host that runs an event loop. */
+  const jrpc__host_t *host;
+  void *host_arg;
+  jrpc__sink_t *sink;        /* of the frame being dispatched */
+  struct jrpc__batch *batch; /* of the batch being dispatched, if async */
+  jrpc__link_t live;         /* deferred calls not finished */
+  jrpc__link_t ended;        /* ended by shutdown, freed with the engine */
+  jrpc__link_t batches;      /* batches waiting for deferred calls */
+  jrpc__link_t done;         /* finished while their frame was running */
+  uint8_t dispatching;       /* a frame's reply is being written */
+  uint32_t n_live;
 } jrpc__engine_t;
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */
@@ -60,11 +78,15 @@ int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
                       const jrpc__limits_t *lim, jrpc__parser_t *parser);
 void jrpc__engine_free(jrpc__engine_t *e);
 
-/* Runs one frame's payload and appends its framed reply, if any, to out.
- * Allocations go to e->arena; the caller resets it after. */
-int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__framing_t framing,
-                         jrpc__outbuf_t *out, const char *p, size_t n,
-                         const jrpc_peer_t *peer);
+/* Runs one frame's payload and appends its framed reply, if any, to
+ * sink->out (deferred calls answer there later). Allocations go to
+ * e->arena; the caller resets it after. */
+int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
+                         size_t n, const jrpc_peer_t *peer);
+
+/* Completes the response object of a call whose handler returned rc. */
+void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
+                         size_t id_n);
 
 /* jrpc_error / jrpc_error_begin: discard the partial result and open the
  * error object. With `data`, the writer is re-armed for the data value. */

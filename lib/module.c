@@ -51,9 +51,19 @@ int jrpc__module_start(jrpc__module_t *m, const jrpc_module_info_t *info,
   jrpc__regctx_t ctx;
   jrpc__regctx_init(&ctx, reg, m, conf);
   rc = info->init(&ctx.pub, &m->data);
+  if (!rc && ctx.failed) {
+    /* A method it meant to serve is missing: refuse the module rather
+     * than serve part of it. */
+    if (info->fini)
+      info->fini(m->data);
+    rc = JRPC_EINVAL;
+  }
   if (rc) {
     jrpc__registry_remove_owner(reg, m);
-    if (ctx.err[0])
+    const jrpc__module_t *other = ctx.dup_owner;
+    if (other && other != m)
+      snprintf(err, errlen, "%s: %s by %s", file, ctx.err, other->file);
+    else if (ctx.err[0])
       snprintf(err, errlen, "%s: init failed: %s", file, ctx.err);
     else
       snprintf(err, errlen, "%s: init failed (status %d)", file, rc);

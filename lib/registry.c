@@ -154,4 +154,6 @@ void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,
   ctx->owner = owner;
   ctx->conf = conf;
   ctx->err[0] = '\0';
+  ctx->failed = 0;
+  ctx->dup_owner = NULL;
 }

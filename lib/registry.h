@@ -45,6 +45,8 @@ typedef struct jrpc__regctx {
   const void *owner;
   const char *const *conf; /* key, value, key, value, ..., NULL */
   char err[256];           /* why the last register_method failed */
+  int failed;              /* some register_method call failed */
+  const void *dup_owner;   /* with EEXIST: who has the name */
 } jrpc__regctx_t;
 
 void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,

@@ -14,6 +14,7 @@ void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
   s->e = e;
   jrpc__framer_init(&s->fr, framing, e->lim.max_frame_bytes);
   jrpc__out_init(&s->out, &e->pool);
+  jrpc__sink_init(&s->sink, &s->out, framing);
   s->peer = e->no_peer;
   s->buf = NULL;
   s->cap = s->rd = s->wr = s->need = 0;
@@ -27,6 +28,7 @@ static void release_input(jrpc__stream_t *s) {
 }
 
 void jrpc__stream_free(jrpc__stream_t *s) {
+  jrpc__sink_detach(&s->sink);
   if (s->buf)
     release_input(s);
   jrpc__out_free(&s->out);
@@ -92,7 +94,7 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
       }
       continue;
     }
-    rc = jrpc__dispatch_frame(e, s->fr.kind, &s->out, f.p, f.n, &s->peer);
+    rc = jrpc__dispatch_frame(e, &s->sink, f.p, f.n, &s->peer);
     jrpc__arena_reset(&e->arena);
     if (rc)
       break;

@@ -19,6 +19,7 @@ typedef struct jrpc__stream {
   jrpc__engine_t *e;
   jrpc__framer_t fr;
   jrpc__outbuf_t out;
+  jrpc__sink_t sink; /* out, as deferred calls see it */
   jrpc_peer_t peer;
   char *buf;   /* input buffer from e->pool, or NULL while idle */
   size_t cap;  /* its usable size */

@@ -35,16 +35,17 @@ extern "C" {
  * JRPC_E* (negated errno values where one fits). */
 enum {
   JRPC_OK = 0,
-  JRPC_ASYNC = 1,     /* handler deferred its reply (see jrpc_defer) */
-  JRPC_EFAIL = -1,    /* the call failed; the error object is already set */
-  JRPC_ENOENT = -2,   /* no such member / element */
-  JRPC_E2BIG = -7,    /* a limit was exceeded */
-  JRPC_ENOMEM = -12,  /* out of memory */
-  JRPC_EEXIST = -17,  /* already registered */
-  JRPC_EINVAL = -22,  /* invalid argument (or misuse of the writer) */
-  JRPC_ERANGE = -34,  /* number out of range for the requested C type */
-  JRPC_ENOSYS = -38,  /* not provided by this host */
-  JRPC_ETYPE = -4001, /* value has another JSON type */
+  JRPC_ASYNC = 1,        /* handler deferred its reply (see jrpc_defer) */
+  JRPC_EFAIL = -1,       /* the call failed; the error object is already set */
+  JRPC_ENOENT = -2,      /* no such member / element */
+  JRPC_E2BIG = -7,       /* a limit was exceeded */
+  JRPC_ENOMEM = -12,     /* out of memory */
+  JRPC_EEXIST = -17,     /* already registered */
+  JRPC_EINVAL = -22,     /* invalid argument (or misuse of the writer) */
+  JRPC_ERANGE = -34,     /* number out of range for the requested C type */
+  JRPC_ENOSYS = -38,     /* not provided by this host */
+  JRPC_ECANCELED = -125, /* the host is shutting down */
+  JRPC_ETYPE = -4001,    /* value has another JSON type */
 };
 
 /* JSON-RPC 2.0 error codes on the wire. */
@@ -325,12 +326,27 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
   JRPC__API(c)->log(c, level, msg);
 }
 
-/* Asynchronous replies: jrpc_defer() returns a handle that outlives the
- * handler (or NULL); the handler returns JRPC_ASYNC; later, on the call's
- * own loop, write the result (or jrpc_error) through the handle and call
- * jrpc_finish(). jrpc_post() is the one thread-safe function: it runs fn on
- * the call's loop. jrpc_queue_work() runs work on a thread pool, then done
- * on the call's loop. */
+/* Asynchronous replies.
+ *
+ * jrpc_defer(c), inside a handler, returns a new call handle that outlives
+ * the handler (NULL if the host has no event loop or is out of memory);
+ * the handler then returns JRPC_ASYNC. Param views die when the handler
+ * returns: copy what the reply needs first. Later, on the loop that ran
+ * the handler, write the result (jrpc_w_*) or an error (jrpc_error*)
+ * through the deferred handle and call jrpc_finish(d): the reply is sent
+ * and d is gone. Nothing written means a null result.
+ *
+ * jrpc_post(d, fn, arg) is the one thread-safe call: from any thread it
+ * schedules fn(d, arg) on d's loop. jrpc_queue_work(d, work, done, arg)
+ * runs work(arg) on the host's thread pool, then done(d, arg) on d's loop.
+ * Both return 0, or JRPC_ENOSYS without an event loop, or JRPC_ECANCELED
+ * when the host is shutting down: the host then ends the call itself
+ * (error -32007) and d must not be used again.
+ *
+ * A deferred call keeps its module loaded until finished, even across a
+ * reload. If the client has gone, the reply is dropped quietly. Replies of
+ * deferred calls may overtake later requests' replies on the connection;
+ * a batch's reply waits for all of its calls. */
 static inline jrpc_call_t *jrpc_defer(jrpc_call_t *c) {
   return JRPC__API(c)->defer(c);
 }

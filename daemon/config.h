@@ -1,0 +1,76 @@
+/* config.h - jrpcd's configuration: the INI file of conf/jrpcd.conf, read
+ * with inih into one plain struct. Every error names the file, the line and
+ * the key; nothing is half-applied (a failed load leaves *c zeroed). */
+#ifndef JRPCD_CONFIG_H
+#define JRPCD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+typedef enum {
+  JRPCD_LISTEN_UNIX = 0,
+  JRPCD_LISTEN_TCP = 1
+} jrpcd_listen_kind_t;
+
+typedef struct jrpcd_listen_conf {
+  char *name; /* from [listen NAME] */
+  int line;   /* line of the section header, for messages */
+  jrpcd_listen_kind_t kind;
+  /* unix */
+  char *path;
+  int mode;    /* permission bits of the socket file; default 0660 */
+  char *owner; /* user name or numeric uid; NULL = leave as created */
+  char *group; /* group name or numeric gid; NULL = leave as created */
+  /* tcp: "127.0.0.1:7400", "[::1]:7400", "0.0.0.0:7400", "[::]:7400" */
+  char *host; /* literal address without brackets */
+  uint16_t port;
+  jrpc__framing_t framing; /* default newline */
+} jrpcd_listen_conf_t;
+
+typedef struct jrpcd_plugin_conf {
+  char *name; /* from [plugin NAME] */
+  int line;
+  char *path; /* resolved: as written if absolute, else plugin_dir/path */
+  /* The section's other keys, in file order: key, value, key, value, ...,
+   * NULL. Handed to the plugin's init (jrpc_conf_get). */
+  char **kv;
+  size_t nkv; /* number of pairs */
+} jrpcd_plugin_conf_t;
+
+typedef struct jrpcd_config {
+  char *file;                   /* path as given, or "(built-in)" */
+  unsigned workers;             /* 0 in the file = one per CPU (resolved) */
+  char *parser;                 /* "jsmn", "simdjson" or "auto" */
+  char *plugin_dir;             /* default JRPCD_PLUGIN_DIR */
+  int log_level;                /* JRPC_LOG_ERROR .. JRPC_LOG_DEBUG */
+  int strict_plugins;           /* 1: a plugin failing to load is fatal */
+  uint32_t max_frame_bytes;     /* default 1048576 */
+  uint32_t max_batch;           /* default 1000 */
+  uint64_t max_response_bytes;  /* default 16777216 */
+  uint32_t max_connections;     /* default 4096 (per daemon) */
+  uint32_t idle_timeout_ms;     /* default 60000; 0 = never */
+  uint32_t shutdown_timeout_ms; /* default 5000 */
+  uint64_t output_high_water;   /* default 1048576: pause reading above */
+  jrpcd_listen_conf_t *listens;
+  size_t nlistens;
+  jrpcd_plugin_conf_t *plugins;
+  size_t nplugins;
+} jrpcd_config_t;
+
+/* Reads and checks FILE. 0, or -1 with "FILE:LINE: [section] key: why"
+ * (or "FILE: why" for whole-file problems) in err. */
+int jrpcd_config_load(jrpcd_config_t *c, const char *file, char *err,
+                      size_t errlen);
+
+/* The same from text in memory; `name` stands for the file in messages. */
+int jrpcd_config_load_string(jrpcd_config_t *c, const char *text,
+                             const char *name, char *err, size_t errlen);
+
+void jrpcd_config_free(jrpcd_config_t *c);
+
+/* Parses "info", "debug", ...; -1 if unknown. */
+int jrpcd_log_level_parse(const char *s);
+
+#endif

@@ -1,0 +1,337 @@
+/* conn.c - one client connection: reads into the stream's pooled buffer,
+ * answers every complete frame, and writes all replies of a read together
+ * (uv_try_write first, uv_write for the rest). Output above the high-water
+ * mark pauses reading until the client catches up, so a client that does
+ * not read cannot make jrpcd hold more than about that much for it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+#define IOV_MAX_BATCH 64
+
+static void list_push(jrpcd_conn_t *head, jrpcd_conn_t *c) {
+  c->prev = head->prev;
+  c->next = head;
+  head->prev->next = c;
+  head->prev = c;
+}
+
+static void list_drop(jrpcd_conn_t *c) {
+  c->prev->next = c->next;
+  c->next->prev = c->prev;
+  c->prev = c->next = c;
+}
+
+static void on_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static void peer_of(jrpcd_conn_t *c) {
+  jrpc_peer_t *p = &c->st.peer;
+  int fd = -1;
+  uv_fileno(&c->h.h, &fd);
+  memset(p, 0, sizeof(*p));
+  p->uid = p->gid = p->pid = -1;
+  if (c->l->is_unix) {
+    p->family = AF_UNIX;
+    struct ucred uc;
+    socklen_t n = sizeof(uc);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &n) == 0) {
+      p->uid = (int32_t)uc.uid;
+      p->gid = (int32_t)uc.gid;
+      p->pid = (int32_t)uc.pid;
+    }
+    return;
+  }
+  struct sockaddr_storage ss;
+  int n = sizeof(ss);
+  if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+    return;
+  p->family = ss.ss_family;
+  if (ss.ss_family == AF_INET) {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+    uv_ip4_name(s4, p->addr, sizeof(p->addr));
+    p->port = ntohs(s4->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+    uv_ip6_name(s6, p->addr, sizeof(p->addr));
+    p->port = ntohs(s6->sin6_port);
+  }
+}
+
+static const char *peer_text(const jrpcd_conn_t *c, char *buf, size_t n) {
+  const jrpc_peer_t *p = &c->st.peer;
+  if (p->family == AF_UNIX)
+    snprintf(buf, n, "pid %d uid %d", (int)p->pid, (int)p->uid);
+  else if (p->family == AF_INET6)
+    snprintf(buf, n, "[%s]:%u", p->addr, p->port);
+  else
+    snprintf(buf, n, "%s:%u", p->addr, p->port);
+  return buf;
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  jrpcd_conn_t *c = h->data;
+  size_t room = 0;
+  char *p = jrpc__stream_rbuf(&c->st, &room);
+  *buf =
+      uv_buf_init(p, p ? (unsigned)(room > UINT32_MAX ? UINT32_MAX : room) : 0);
+}
+
+static int pending_calls(const jrpcd_conn_t *c) {
+  return c->st.sink.waiting.next != &c->st.sink.waiting;
+}
+
+/* Closes a finishing connection once nothing is left to send. */
+static void maybe_done(jrpcd_conn_t *c) {
+  if (c->closed || !c->finishing || c->writing ||
+      jrpc__out_pending(&c->st.out) > 0 || pending_calls(c))
+    return;
+  jrpcd_conn_close(c, NULL);
+}
+
+static void start_reading(jrpcd_conn_t *c);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void stop_reading(jrpcd_conn_t *c) {
+  if (c->reading)
+    uv_read_stop(&c->h.s);
+  c->reading = 0;
+}
+
+static void start_reading(jrpcd_conn_t *c) {
+  if (!c->reading && !c->finishing && !c->closed &&
+      uv_read_start(&c->h.s, on_alloc, on_read) == 0)
+    c->reading = 1;
+}
+
+static void on_written(uv_write_t *req, int status) {
+  jrpcd_conn_t *c = req->data;
+  if (c->closed)
+    return; /* cancelled by the close; the stream is already freed */
+  c->writing = 0;
+  if (status < 0) {
+    jrpcd_conn_close(c, uv_strerror(status));
+    return;
+  }
+  jrpc__out_consume(&c->st.out, c->wbytes);
+  c->wbytes = 0;
+  c->last_active = uv_now(&c->w->loop);
+  jrpcd_conn_flush(c);
+}
+
+void jrpcd_conn_flush(jrpcd_conn_t *c) {
+  if (c->closed || c->writing)
+    return;
+  const char *ptrs[IOV_MAX_BATCH];
+  size_t lens[IOV_MAX_BATCH];
+  uv_buf_t bufs[IOV_MAX_BATCH];
+  for (;;) {
+    size_t k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
+    if (k == 0)
+      break;
+    size_t total = 0;
+    for (size_t i = 0; i < k; i++) {
+      bufs[i] = uv_buf_init((char *)ptrs[i], (unsigned)lens[i]);
+      total += lens[i];
+    }
+    int n = uv_try_write(&c->h.s, bufs, (unsigned)k);
+    if (n == UV_EAGAIN || n == UV_ENOSYS)
+      n = 0;
+    else if (n < 0) {
+      jrpcd_conn_close(c, uv_strerror(n));
+      return;
+    }
+    if (n > 0) {
+      jrpc__out_consume(&c->st.out, (size_t)n);
+      c->last_active = uv_now(&c->w->loop);
+    }
+    if ((size_t)n == total)
+      continue; /* more segments may follow the first 64 */
+    /* The socket is full: let libuv finish when it can. */
+    k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
+    total = 0;
+    for (size_t i = 0; i < k; i++) {
+      bufs[i] = uv_buf_init((char *)ptrs[i], (unsigned)lens[i]);
+      total += lens[i];
+    }
+    c->wreq.data = c;
+    int rc = uv_write(&c->wreq, &c->h.s, bufs, (unsigned)k, on_written);
+    if (rc) {
+      jrpcd_conn_close(c, uv_strerror(rc));
+      return;
+    }
+    c->writing = 1;
+    c->wbytes = total;
+    break;
+  }
+  uint64_t pending = jrpc__out_pending(&c->st.out);
+  uint64_t high = c->w->srv->conf.output_high_water;
+  if (pending > high && c->reading) {
+    stop_reading(c);
+    c->paused = 1;
+  } else if (c->paused && pending <= high / 2) {
+    c->paused = 0;
+    start_reading(c);
+  }
+  maybe_done(c);
+}
+
+static void feed(jrpcd_conn_t *c, size_t n, int eof) {
+  int rc = jrpc__stream_feed(&c->st, n, eof);
+  if (rc == JRPC__ECLOSE) {
+    /* Framing is lost (a length prefix over the limit): the -32001
+     * reply goes out, then the connection closes. */
+    stop_reading(c);
+    c->finishing = 1;
+  } else if (rc == JRPC_ENOMEM) {
+    jrpcd_error("connection %llu: out of memory; closing it",
+                (unsigned long long)c->id);
+    jrpcd_conn_close(c, NULL);
+    return;
+  }
+  jrpcd_conn_flush(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  jrpcd_conn_t *c = s->data;
+  if (nread > 0) {
+    c->last_active = uv_now(&c->w->loop);
+    feed(c, (size_t)nread, 0);
+    return;
+  }
+  if (nread == 0)
+    return; /* EAGAIN */
+  if (nread == UV_EOF) {
+    /* Half-closed (socat at the end of its input): a last unterminated
+     * line is still a frame, and every reply is still sent. */
+    stop_reading(c);
+    c->finishing = 1;
+    feed(c, 0, 1);
+    return;
+  }
+  if (nread == UV_ENOBUFS) {
+    jrpcd_error("connection %llu: no memory for input; closing it",
+                (unsigned long long)c->id);
+    jrpcd_conn_close(c, NULL);
+    return;
+  }
+  jrpcd_conn_close(c, uv_strerror((int)nread));
+}
+
+void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
+                       const jrpcd_listener_t *l) {
+  jrpcd_server_t *srv = w->srv;
+  jrpcd_conn_t *c = calloc(1, sizeof(*c));
+  if (!c) {
+    jrpcd_error("%s: out of memory for a new connection", l->desc);
+    return; /* libuv retries the accept on the next turn */
+  }
+  c->w = w;
+  c->l = l;
+  c->prev = c->next = c;
+  int rc = l->is_unix ? uv_pipe_init(&w->loop, &c->h.pipe, 0)
+                      : uv_tcp_init(&w->loop, &c->h.tcp);
+  if (rc) {
+    free(c);
+    return;
+  }
+  c->h.h.data = c;
+  rc = uv_accept(server, &c->h.s);
+  if (rc) {
+    /* Another worker took it first (EAGAIN), or the peer is gone. */
+    if (rc != UV_EAGAIN && rc != UV_ECONNABORTED)
+      jrpcd_warn("%s: accept: %s", l->desc, uv_strerror(rc));
+    uv_close(&c->h.h, on_closed);
+    return;
+  }
+  unsigned n = atomic_fetch_add(&srv->nconns, 1);
+  if (n >= srv->conf.max_connections || w->stopping) {
+    atomic_fetch_sub(&srv->nconns, 1);
+    if (!w->stopping)
+      jrpcd_warn("%s: max_connections (%u) reached: closing a new "
+                 "connection",
+                 l->desc, srv->conf.max_connections);
+    uv_close(&c->h.h, on_closed);
+    return;
+  }
+  c->id = atomic_fetch_add(&srv->conn_ids, 1) + 1;
+  jrpc__stream_init(&c->st, &w->engine, l->framing);
+  peer_of(c);
+  if (l->is_unix == 0)
+    uv_tcp_nodelay(&c->h.tcp, 1);
+  c->last_active = uv_now(&w->loop);
+  list_push(&w->conns, c);
+  w->nconns++;
+  if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
+    char pt[96];
+    jrpcd_debug("connection %llu on %s from %s (worker %u)",
+                (unsigned long long)c->id, l->desc,
+                peer_text(c, pt, sizeof(pt)), w->index);
+  }
+  start_reading(c);
+}
+
+void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
+  if (c->closed)
+    return;
+  if (why && jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
+    char pt[96];
+    jrpcd_debug("connection %llu from %s closed: %s", (unsigned long long)c->id,
+                peer_text(c, pt, sizeof(pt)), why);
+  }
+  c->closed = 1;
+  stop_reading(c);
+  /* uv_close closes the fd now, so no write in flight touches the output
+   * after this; its callback comes back cancelled and sees `closed`. */
+  uv_close(&c->h.h, on_closed);
+  jrpc__stream_free(&c->st);
+  list_drop(c);
+  c->w->nconns--;
+  atomic_fetch_sub(&c->w->srv->nconns, 1);
+}
+
+void jrpcd_conn_finish(jrpcd_conn_t *c) {
+  if (c->closed)
+    return;
+  stop_reading(c);
+  if (!c->finishing) {
+    /* Answer what the peer sent before the stop: whatever is already in
+     * the socket's receive buffer, read without waiting. */
+    int fd = -1;
+    uv_fileno(&c->h.h, &fd);
+    for (int guard = 0; fd >= 0 && guard < 1024 && !c->closed && !c->finishing;
+         guard++) {
+      size_t room;
+      char *p = jrpc__stream_rbuf(&c->st, &room);
+      if (!p)
+        break;
+      ssize_t n = read(fd, p, room);
+      if (n > 0) {
+        feed(c, (size_t)n, 0);
+        continue;
+      }
+      if (n == 0)
+        feed(c, 0, 1);
+      break;
+    }
+    c->finishing = 1;
+  }
+  if (!c->closed)
+    jrpcd_conn_flush(c);
+}
+
+void jrpcd_conn_check_idle(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms) {
+  if (c->closed || pending_calls(c) || now - c->last_active < idle_ms)
+    return;
+  char pt[96];
+  jrpcd_info("connection %llu from %s: idle for %llu ms; closing it",
+             (unsigned long long)c->id, peer_text(c, pt, sizeof(pt)),
+             (unsigned long long)idle_ms);
+  jrpcd_conn_close(c, NULL);
+}

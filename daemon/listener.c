@@ -1,0 +1,206 @@
+/* listener.c - see listener.h. */
+#include "listener.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define BACKLOG 1024
+
+static int fail(char *err, size_t errlen, const jrpcd_listener_t *l,
+                const char *what, int e) {
+  snprintf(err, errlen, "[listen %s] %s: %s: %s", l->name, l->desc, what,
+           strerror(e));
+  return -1;
+}
+
+/* A numeric id or a name from the user/group database. */
+static int lookup_uid(const char *s, uid_t *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*s && !*end && v >= 0) {
+    *out = (uid_t)v;
+    return 0;
+  }
+  struct passwd pw, *res = NULL;
+  char buf[4096];
+  if (getpwnam_r(s, &pw, buf, sizeof(buf), &res) != 0 || !res)
+    return -1;
+  *out = pw.pw_uid;
+  return 0;
+}
+
+static int lookup_gid(const char *s, gid_t *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*s && !*end && v >= 0) {
+    *out = (gid_t)v;
+    return 0;
+  }
+  struct group gr, *res = NULL;
+  char buf[4096];
+  if (getgrnam_r(s, &gr, buf, sizeof(buf), &res) != 0 || !res)
+    return -1;
+  *out = gr.gr_gid;
+  return 0;
+}
+
+/* The path exists: replace it only if it is a socket nobody serves. */
+static int clear_stale(jrpcd_listener_t *l, const struct sockaddr_un *sa,
+                       char *err, size_t errlen) {
+  const char *path = sa->sun_path;
+  struct stat st;
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? 0 : fail(err, errlen, l, "stat", errno);
+  if (!S_ISSOCK(st.st_mode)) {
+    snprintf(err, errlen,
+             "[listen %s] %s: the path exists and is not a socket; "
+             "refusing to replace it",
+             l->name, path);
+    return -1;
+  }
+  int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0)
+    return fail(err, errlen, l, "socket", errno);
+  int rc = connect(probe, (const struct sockaddr *)sa, sizeof(*sa));
+  int e = errno;
+  close(probe);
+  if (rc == 0) {
+    snprintf(err, errlen,
+             "[listen %s] %s: another process is serving on this socket "
+             "(is jrpcd already running?)",
+             l->name, path);
+    return -1;
+  }
+  if (e != ECONNREFUSED && e != ENOENT)
+    return fail(err, errlen, l, "probing the existing socket", e);
+  /* Nobody listens: a leftover of a process that died. */
+  if (unlink(path) != 0 && errno != ENOENT)
+    return fail(err, errlen, l, "removing the stale socket", errno);
+  return 0;
+}
+
+static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                     char *err, size_t errlen) {
+  struct sockaddr_un sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sun_family = AF_UNIX;
+  if (strlen(c->path) >= sizeof(sa.sun_path)) {
+    snprintf(err, errlen, "[listen %s] %s: path too long", l->name, c->path);
+    return -1;
+  }
+  memcpy(sa.sun_path, c->path, strlen(c->path));
+  if (clear_stale(l, &sa, err, errlen))
+    return -1;
+  uid_t uid = (uid_t)-1;
+  gid_t gid = (gid_t)-1;
+  if (c->owner && lookup_uid(c->owner, &uid)) {
+    snprintf(err, errlen, "[listen %s] owner: no such user \"%s\"", l->name,
+             c->owner);
+    return -1;
+  }
+  if (c->group && lookup_gid(c->group, &gid)) {
+    snprintf(err, errlen, "[listen %s] group: no such group \"%s\"", l->name,
+             c->group);
+    return -1;
+  }
+  l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (l->fd < 0)
+    return fail(err, errlen, l, "socket", errno);
+  if (bind(l->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
+    return fail(err, errlen, l, "bind", errno);
+  l->path = strdup(c->path);
+  /* Permissions before listen(): until then nobody can connect anyway. */
+  if (chmod(c->path, (mode_t)c->mode) != 0)
+    return fail(err, errlen, l, "chmod", errno);
+  if ((c->owner || c->group) && chown(c->path, uid, gid) != 0)
+    return fail(err, errlen, l, "chown", errno);
+  if (listen(l->fd, BACKLOG) != 0)
+    return fail(err, errlen, l, "listen", errno);
+  return 0;
+}
+
+static int open_tcp(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                    char *err, size_t errlen) {
+  struct sockaddr_storage ss;
+  socklen_t sl;
+  memset(&ss, 0, sizeof(ss));
+  struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, c->host, &s4->sin_addr) == 1) {
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(c->port);
+    sl = sizeof(*s4);
+  } else if (inet_pton(AF_INET6, c->host, &s6->sin6_addr) == 1) {
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(c->port);
+    sl = sizeof(*s6);
+  } else {
+    snprintf(err, errlen, "[listen %s] tcp: \"%s\" is not an IP address",
+             l->name, c->host);
+    return -1;
+  }
+  l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (l->fd < 0)
+    return fail(err, errlen, l, "socket", errno);
+  int one = 1;
+  setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (ss.ss_family == AF_INET6) /* [::] means IPv6 only; list 0.0.0.0 too */
+    setsockopt(l->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (bind(l->fd, (struct sockaddr *)&ss, sl) != 0)
+    return fail(err, errlen, l, "bind", errno);
+  if (listen(l->fd, BACKLOG) != 0)
+    return fail(err, errlen, l, "listen", errno);
+  return 0;
+}
+
+int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                        char *err, size_t errlen) {
+  memset(l, 0, sizeof(*l));
+  l->fd = -1;
+  l->name = strdup(c->name);
+  l->framing = c->framing;
+  l->is_unix = c->kind == JRPCD_LISTEN_UNIX;
+  if (l->is_unix)
+    snprintf(l->desc, sizeof(l->desc), "unix:%s", c->path);
+  else if (strchr(c->host, ':'))
+    snprintf(l->desc, sizeof(l->desc), "tcp:[%s]:%u", c->host, c->port);
+  else
+    snprintf(l->desc, sizeof(l->desc), "tcp:%s:%u", c->host, c->port);
+  int rc =
+      l->is_unix ? open_unix(l, c, err, errlen) : open_tcp(l, c, err, errlen);
+  if (rc) {
+    /* path is set once our bind made the file: only then is it ours. */
+    if (l->fd >= 0 && l->path)
+      unlink(l->path);
+    if (l->fd >= 0)
+      close(l->fd);
+    free(l->path);
+    free(l->name);
+    memset(l, 0, sizeof(*l));
+    l->fd = -1;
+  }
+  return rc;
+}
+
+void jrpcd_listener_close(jrpcd_listener_t *l) {
+  if (l->fd >= 0) {
+    close(l->fd);
+    if (l->path)
+      unlink(l->path);
+  }
+  free(l->path);
+  free(l->name);
+  memset(l, 0, sizeof(*l));
+  l->fd = -1;
+}

@@ -1,0 +1,176 @@
+/* main.c - jrpcd's command line. */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+#ifndef JRPCD_VERSION
+#define JRPCD_VERSION "0.0.0"
+#endif
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: jrpcd [-c FILE] [-t] [-V] [-h]\n"
+          "  -c FILE  serve with this config (see jrpcd.conf); without it,\n"
+          "           a built-in one: a Unix socket in $XDG_RUNTIME_DIR (or\n"
+          "           /tmp), TCP on 127.0.0.1:7400, the sample plugins\n"
+          "  -t       check the config and its plugins, print what would be\n"
+          "           served, and exit (0 when all is well, 1 if not)\n"
+          "  -V       print the version and exit\n"
+          "  -h       this help\n"
+          "Runs in the foreground and logs to stderr. SIGTERM/SIGINT stop it\n"
+          "gracefully; SIGHUP reloads the config's plugins.\n");
+}
+
+/* The sample plugins next to this binary in a build tree, else the
+ * installed ones. */
+static void default_plugin_dir(char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (k > 0) {
+    exe[k] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      char probe[PATH_MAX + 32];
+      snprintf(probe, sizeof(probe), "%s/../handlers/math.so", exe);
+      if (access(probe, R_OK) == 0 && strlen(exe) + 13 <= n) {
+        memcpy(out, exe, strlen(exe));
+        memcpy(out + strlen(exe), "/../handlers", 13);
+        return;
+      }
+    }
+  }
+  snprintf(out, n, "%s", JRPCD_PLUGIN_DIR);
+}
+
+static char *builtin_config(void) {
+  char dir[PATH_MAX];
+  default_plugin_dir(dir, sizeof(dir));
+  const char *run = getenv("XDG_RUNTIME_DIR");
+  if (!run || !*run || access(run, W_OK) != 0)
+    run = "/tmp";
+  size_t n = 2 * PATH_MAX + 512;
+  char *text = malloc(n);
+  if (!text)
+    return NULL;
+  snprintf(text, n,
+           "[server]\n"
+           "plugin_dir = %s\n"
+           "[listen local]\n"
+           "unix = %s/jrpcd.sock\n"
+           "mode = 0600\n"
+           "[listen tcp]\n"
+           "tcp = 127.0.0.1:7400\n"
+           "[plugin math]\n"
+           "path = math.so\n"
+           "[plugin echo]\n"
+           "path = echo.so\n"
+           "[plugin sleep]\n"
+           "path = sleep.so\n",
+           dir, run);
+  return text;
+}
+
+static int check_only(jrpcd_config_t *c) {
+  jrpcd_gen_t *g;
+  char err[1024];
+  int strict = c->strict_plugins;
+  c->strict_plugins = 0; /* report every plugin, not just the first */
+  if (jrpcd_gen_load(&g, c, 1, err, sizeof(err))) {
+    fprintf(stderr, "jrpcd: %s\n", err);
+    return 1;
+  }
+  printf("config %s: %u workers, parser %s\n", c->file, c->workers, c->parser);
+  for (size_t i = 0; i < c->nlistens; i++) {
+    const jrpcd_listen_conf_t *l = &c->listens[i];
+    if (l->kind == JRPCD_LISTEN_UNIX)
+      printf("listen %s: unix:%s mode %04o, %s framing\n", l->name, l->path,
+             l->mode, l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
+    else
+      printf("listen %s: tcp:%s%s%s:%u, %s framing\n", l->name,
+             strchr(l->host, ':') ? "[" : "", l->host,
+             strchr(l->host, ':') ? "]" : "", l->port,
+             l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
+  }
+  jrpcd_gen_describe(g, stdout);
+  int bad = g->failed > 0;
+  if (bad)
+    printf("%zu plugins failed to load (%s with strict_plugins = %s)\n",
+           g->failed, strict ? "fatal" : "skipped", strict ? "yes" : "no");
+  jrpcd_gen_release(g);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  const char *file = NULL;
+  int test = 0, opt;
+  while ((opt = getopt(argc, argv, "c:tVh")) != -1) {
+    switch (opt) {
+    case 'c':
+      file = optarg;
+      break;
+    case 't':
+      test = 1;
+      break;
+    case 'V':
+      printf("jrpcd %s (handler ABI %u.%u)\n", JRPCD_VERSION, JRPC_ABI_MAJOR,
+             JRPC_ABI_MINOR);
+      return 0;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "jrpcd: unexpected argument \"%s\"\n", argv[optind]);
+    usage(stderr);
+    return 2;
+  }
+
+  jrpcd_config_t conf;
+  char err[1024];
+  char *text = NULL;
+  int rc;
+  if (file) {
+    rc = jrpcd_config_load(&conf, file, err, sizeof(err));
+  } else {
+    text = builtin_config();
+    rc = text ? jrpcd_config_load_string(&conf, text, "(built-in config)", err,
+                                         sizeof(err))
+              : -1;
+  }
+  if (rc) {
+    fprintf(stderr, "jrpcd: %s\n", text || file ? err : "out of memory");
+    free(text);
+    return 1;
+  }
+  jrpcd_log_set_level(conf.log_level);
+  if (test) {
+    rc = check_only(&conf);
+    jrpcd_config_free(&conf);
+    free(text);
+    return rc;
+  }
+
+  signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error code, not death */
+  jrpcd_server_t srv;
+  if (jrpcd_server_start(&srv, &conf, text, err, sizeof(err))) {
+    jrpcd_error("%s", err);
+    jrpcd_server_free(&srv);
+    free(text);
+    return 1;
+  }
+  rc = jrpcd_server_run(&srv);
+  jrpcd_server_free(&srv);
+  free(text);
+  return rc;
+}

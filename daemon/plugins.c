@@ -1,0 +1,129 @@
+/* plugins.c - loading handler plugins with dlopen; see plugins.h. */
+#include "plugins.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+typedef const jrpc_module_info_t *(*entry_fn)(void);
+
+static void plugin_unload(jrpcd_plugin_t *p) {
+  if (p->mod.info)
+    jrpc__module_stop(&p->mod);
+  if (p->dl)
+    dlclose(p->dl);
+  p->dl = NULL;
+  free(p->name);
+  free(p->path);
+  p->name = p->path = NULL;
+}
+
+/* dlopen, find the entry, check the ABI, run init. */
+static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
+                       jrpc__registry_t *reg, char *err, size_t errlen) {
+  memset(p, 0, sizeof(*p));
+  p->name = strdup(pc->name);
+  p->path = strdup(pc->path);
+  if (!p->name || !p->path) {
+    snprintf(err, errlen, "%s: out of memory", pc->path);
+    return -1;
+  }
+  /* RTLD_LOCAL: two plugins may use the same symbol names. RTLD_NOW: a
+   * missing symbol shows now, not in the middle of a request. */
+  p->dl = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
+  if (!p->dl) {
+    const char *why = dlerror();
+    snprintf(err, errlen, "[plugin %s] cannot load: %s", p->name,
+             why ? why : p->path);
+    return -1;
+  }
+  dlerror();
+  void *sym = dlsym(p->dl, JRPC_MODULE_ENTRY_NAME);
+  if (!sym) {
+    snprintf(err, errlen,
+             "[plugin %s] %s: not a jrpcd handler (no %s symbol; declare "
+             "the module with JRPC_MODULE)",
+             p->name, p->path, JRPC_MODULE_ENTRY_NAME);
+    return -1;
+  }
+  entry_fn entry;
+  memcpy(&entry, &sym, sizeof(entry)); /* object to function pointer */
+  const jrpc_module_info_t *info = entry();
+  char why[512];
+  if (jrpc__module_start(&p->mod, info, p->path, reg,
+                         (const char *const *)pc->kv, why, sizeof(why))) {
+    p->mod.info = NULL; /* not started: no fini */
+    snprintf(err, errlen, "[plugin %s] %s", p->name, why);
+    return -1;
+  }
+  return 0;
+}
+
+int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
+                   char *err, size_t errlen) {
+  *out = NULL;
+  jrpcd_gen_t *g = calloc(1, sizeof(*g));
+  if (!g || jrpc__registry_init(&g->reg) != 0) {
+    free(g);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  g->serial = serial;
+  atomic_init(&g->refs, 1);
+  g->plugins = calloc(c->nplugins ? c->nplugins : 1, sizeof(*g->plugins));
+  if (!g->plugins) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; i < c->nplugins; i++) {
+    jrpcd_plugin_t *p = &g->plugins[g->nplugins];
+    char why[768];
+    if (plugin_load(p, &c->plugins[i], &g->reg, why, sizeof(why)) == 0) {
+      g->nplugins++;
+      continue;
+    }
+    plugin_unload(p);
+    if (c->strict_plugins) {
+      snprintf(err, errlen, "%s", why);
+      goto fail;
+    }
+    jrpcd_error("%s (skipped: strict_plugins = no)", why);
+    g->failed++;
+  }
+  *out = g;
+  return 0;
+fail:
+  jrpcd_gen_release(g);
+  return -1;
+}
+
+void jrpcd_gen_hold(jrpcd_gen_t *g) {
+  atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed);
+}
+
+void jrpcd_gen_release(jrpcd_gen_t *g) {
+  if (!g || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  for (size_t i = g->nplugins; i-- > 0;)
+    plugin_unload(&g->plugins[i]);
+  free(g->plugins);
+  jrpc__registry_free(&g->reg);
+  free(g);
+}
+
+void jrpcd_gen_describe(const jrpcd_gen_t *g, FILE *f) {
+  for (size_t i = 0; i < g->nplugins; i++) {
+    const jrpcd_plugin_t *p = &g->plugins[i];
+    fprintf(f, "plugin %s (%s, module %s %s):", p->name, p->path,
+            p->mod.info->name ? p->mod.info->name : "?",
+            p->mod.info->version ? p->mod.info->version : "?");
+    for (uint32_t k = 0; k <= g->reg.mask; k++) {
+      const jrpc__method_t *m = &g->reg.slots[k];
+      if (m->name && m->owner == &p->mod)
+        fprintf(f, " %s", m->name);
+    }
+    fputc('\n', f);
+  }
+}

@@ -1,0 +1,49 @@
+/* plugins.h - one generation of loaded handler plugins: the shared objects
+ * of a config, started, and the registry their methods fill. Workers use
+ * one generation at a time; a reload builds the next one beside it. A
+ * generation is unloaded when its last holder lets go: the workers, and
+ * every deferred call it still has to answer. */
+#ifndef JRPCD_PLUGINS_H
+#define JRPCD_PLUGINS_H
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "module.h"
+#include "registry.h"
+
+typedef struct jrpcd_plugin {
+  char *name; /* [plugin NAME] */
+  char *path;
+  void *dl;           /* dlopen handle, or NULL if not loaded */
+  jrpc__module_t mod; /* started when mod.info is set */
+} jrpcd_plugin_t;
+
+typedef struct jrpcd_gen {
+  jrpc__registry_t reg;
+  jrpcd_plugin_t *plugins;
+  size_t nplugins;
+  unsigned serial; /* 1 for the first load, +1 per reload */
+  size_t failed;   /* plugins skipped (strict_plugins = no) */
+  atomic_uint refs;
+} jrpcd_gen_t;
+
+/* Loads every plugin of c. With c->strict_plugins, the first failure
+ * unloads the rest and returns -1 with the reason in err; otherwise each
+ * failure is logged and skipped. The generation starts with one ref. */
+int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
+                   char *err, size_t errlen);
+
+void jrpcd_gen_hold(jrpcd_gen_t *g);
+/* The last release runs every fini (in reverse load order) and dlcloses. */
+void jrpcd_gen_release(jrpcd_gen_t *g);
+
+static inline jrpcd_gen_t *jrpcd_gen_of(const jrpc__registry_t *r) {
+  return (jrpcd_gen_t *)(void *)r; /* reg is the first member */
+}
+
+/* "plugin math (math.so 1.0): math.add math.divide ..." per plugin. */
+void jrpcd_gen_describe(const jrpcd_gen_t *g, FILE *f);
+
+#endif

@@ -1,0 +1,39 @@
+/* server.h - the daemon as a whole: config, listeners, the current plugin
+ * generation and the workers; the main thread runs signals on its own
+ * loop. */
+#ifndef JRPCD_SERVER_H
+#define JRPCD_SERVER_H
+
+#include <stdatomic.h>
+#include <uv.h>
+
+#include "config.h"
+#include "listener.h"
+#include "plugins.h"
+#include "worker.h"
+
+typedef struct jrpcd_server {
+  jrpcd_config_t conf;
+  const char *conf_text; /* built-in config when no file was given */
+  jrpcd_listener_t *listeners;
+  size_t nlisteners;
+  jrpcd_worker_t *workers;
+  unsigned nworkers;
+  jrpcd_gen_t *gen; /* the current generation (the server's hold) */
+  unsigned gen_serial;
+  atomic_uint nconns; /* all workers: for max_connections */
+  atomic_ullong conn_ids;
+  uv_loop_t loop; /* main thread: signals */
+  uv_signal_t sig[3];
+  int loop_ready;
+} jrpcd_server_t;
+
+/* Takes over conf (freed by jrpcd_server_free). Loads plugins, opens
+ * listeners and starts the workers. -1 with err. */
+int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
+                       const char *conf_text, char *err, size_t errlen);
+/* Runs until SIGTERM/SIGINT and a graceful stop; returns the exit code. */
+int jrpcd_server_run(jrpcd_server_t *s);
+void jrpcd_server_free(jrpcd_server_t *s);
+
+#endif

@@ -1,0 +1,351 @@
+/* worker.c - a worker thread's loop: accepting, the idle sweep, the
+ * cross-thread wake-ups (stop, reload, posted calls), the host side of
+ * deferred calls, and the graceful stop. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+#define TICK_STOPPING_MS 10
+
+typedef struct work_req {
+  uv_work_t req;
+  jrpcd_worker_t *w;
+  jrpc_call_t *call;
+  jrpc_work_fn work;
+  jrpc_post_fn done;
+  void *arg;
+} work_req_t;
+
+/* ---- the host side of deferred calls (async.h) ---- */
+
+static int host_post(void *arg, jrpc_call_t *d, jrpc_post_fn fn, void *fnarg) {
+  jrpcd_worker_t *w = arg;
+  jrpcd_post_t *p = malloc(sizeof(*p));
+  if (!p)
+    return JRPC_ENOMEM;
+  p->next = NULL;
+  p->call = d;
+  p->fn = fn;
+  p->arg = fnarg;
+  pthread_mutex_lock(&w->mu);
+  if (w->posts_closed) {
+    pthread_mutex_unlock(&w->mu);
+    free(p);
+    return JRPC_ECANCELED;
+  }
+  if (w->posts_tail)
+    w->posts_tail->next = p;
+  else
+    w->posts = p;
+  w->posts_tail = p;
+  /* uv_async_send under the lock: once posts_closed is set, wake may be
+   * closed, and no send may race with that. */
+  uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
+static void work_run(uv_work_t *req) {
+  work_req_t *wr = req->data;
+  wr->work(wr->arg);
+}
+
+static void work_done(uv_work_t *req, int status) {
+  work_req_t *wr = req->data;
+  jrpcd_worker_t *w = wr->w;
+  w->nwork--;
+  wr->done(wr->call, wr->arg);
+  free(wr);
+}
+
+static int host_queue_work(void *arg, jrpc_call_t *d, jrpc_work_fn work,
+                           jrpc_post_fn done, void *fnarg) {
+  jrpcd_worker_t *w = arg;
+  work_req_t *wr = malloc(sizeof(*wr));
+  if (!wr)
+    return JRPC_ENOMEM;
+  wr->w = w;
+  wr->call = d;
+  wr->work = work;
+  wr->done = done;
+  wr->arg = fnarg;
+  wr->req.data = wr;
+  if (uv_queue_work(&w->loop, &wr->req, work_run, work_done) != 0) {
+    free(wr);
+    return JRPC_ECANCELED;
+  }
+  w->nwork++;
+  return 0;
+}
+
+static void host_output(void *arg, jrpc__sink_t *sink) {
+  jrpcd_conn_flush(jrpcd_conn_of_sink(sink));
+}
+
+static void host_hold(void *arg, const jrpc__registry_t *reg, int delta) {
+  if (delta > 0)
+    jrpcd_gen_hold(jrpcd_gen_of(reg));
+  else
+    jrpcd_gen_release(jrpcd_gen_of(reg));
+}
+
+static const jrpc__host_t host_ops = {host_post, host_queue_work, host_output,
+                                      host_hold};
+
+/* ---- stopping ---- */
+
+static void on_handle_closed(uv_handle_t *h) {}
+
+/* Everything answered and sent (or the deadline passed): close the
+ * loop's own handles so that uv_run returns. */
+static void check_stopped(jrpcd_worker_t *w) {
+  if (!w->stopping || w->stopped || w->nconns > 0 ||
+      jrpc__async_live(&w->engine) > 0 || w->nwork > 0)
+    return;
+  w->stopped = 1;
+  pthread_mutex_lock(&w->mu);
+  w->posts_closed = 1;
+  pthread_mutex_unlock(&w->mu);
+  uv_close((uv_handle_t *)&w->wake, on_handle_closed);
+  uv_close((uv_handle_t *)&w->tick, on_handle_closed);
+  uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
+}
+
+static void run_posts(jrpcd_worker_t *w) {
+  pthread_mutex_lock(&w->mu);
+  jrpcd_post_t *p = w->posts;
+  w->posts = w->posts_tail = NULL;
+  pthread_mutex_unlock(&w->mu);
+  while (p) {
+    jrpcd_post_t *next = p->next;
+    p->fn(p->call, p->arg);
+    free(p);
+    p = next;
+  }
+}
+
+static void on_deadline(uv_timer_t *t) {
+  jrpcd_worker_t *w = t->data;
+  /* Time is up: nothing more may be posted; what was posted runs; calls
+   * still out get -32007; what can be sent without waiting is sent. */
+  pthread_mutex_lock(&w->mu);
+  w->posts_closed = 1;
+  pthread_mutex_unlock(&w->mu);
+  run_posts(w);
+  uint32_t live = jrpc__async_live(&w->engine);
+  if (live)
+    jrpcd_warn("worker %u: shutdown_timeout_ms passed with %u calls "
+               "unfinished: answering them with -32007",
+               w->index, live);
+  jrpc__async_cancel_all(&w->engine);
+  while (w->conns.next != &w->conns) {
+    jrpcd_conn_t *c = w->conns.next;
+    jrpcd_conn_flush(c);
+    if (!c->closed)
+      jrpcd_conn_close(c, "shutdown deadline");
+  }
+  if (w->nwork)
+    jrpcd_warn("worker %u: waiting for %u thread-pool tasks of handlers",
+               w->index, w->nwork);
+  check_stopped(w);
+}
+
+static void on_tick(uv_timer_t *t);
+
+static void begin_stop(jrpcd_worker_t *w) {
+  if (w->stopping)
+    return;
+  w->stopping = 1;
+  for (size_t i = 0; i < w->nservers; i++)
+    uv_close(&w->servers[i].h, on_handle_closed);
+  for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
+    next = c->next;
+    jrpcd_conn_finish(c);
+  }
+  uint64_t ms = w->srv->conf.shutdown_timeout_ms;
+  /* Leave the main thread a little of the allowance for its cleanup. */
+  uv_timer_start(&w->deadline, on_deadline, ms > 100 ? ms - ms / 10 : ms, 0);
+  uv_timer_stop(&w->tick);
+  uv_timer_start(&w->tick, on_tick, TICK_STOPPING_MS, TICK_STOPPING_MS);
+  check_stopped(w);
+}
+
+/* ---- loop callbacks ---- */
+
+static void on_tick(uv_timer_t *t) {
+  jrpcd_worker_t *w = t->data;
+  if (w->stopping) {
+    check_stopped(w);
+    return;
+  }
+  uint64_t idle = w->srv->conf.idle_timeout_ms;
+  if (!idle)
+    return;
+  uint64_t now = uv_now(&w->loop);
+  for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
+    next = c->next;
+    jrpcd_conn_check_idle(c, now, idle);
+  }
+}
+
+static void on_wake(uv_async_t *a) {
+  jrpcd_worker_t *w = a->data;
+  pthread_mutex_lock(&w->mu);
+  jrpcd_gen_t *gen = w->next_gen;
+  w->next_gen = NULL;
+  int stop = w->stop_req;
+  pthread_mutex_unlock(&w->mu);
+  if (gen) {
+    /* New requests use the new generation; calls deferred under the old
+     * one hold it until they finish. */
+    jrpcd_gen_t *old = w->gen;
+    w->gen = gen;
+    w->engine.reg = &gen->reg;
+    jrpcd_gen_release(old);
+  }
+  run_posts(w);
+  if (stop)
+    begin_stop(w);
+  check_stopped(w);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  jrpcd_worker_t *w = server->loop->data;
+  const jrpcd_listener_t *l = server->data;
+  if (status < 0) {
+    jrpcd_warn("%s: %s", l->desc, uv_strerror(status));
+    return;
+  }
+  jrpcd_conn_accept(w, server, l);
+}
+
+static void thread_main(void *arg) {
+  jrpcd_worker_t *w = arg;
+  uv_run(&w->loop, UV_RUN_DEFAULT);
+}
+
+/* ---- set-up ---- */
+
+static int listen_on(jrpcd_worker_t *w, jrpcd_handle_t *h,
+                     const jrpcd_listener_t *l, char *err, size_t errlen) {
+  int fd = dup(l->fd);
+  if (fd < 0) {
+    snprintf(err, errlen, "%s: dup: %s", l->desc, strerror(errno));
+    return -1;
+  }
+  int rc = l->is_unix ? uv_pipe_init(&w->loop, &h->pipe, 0)
+                      : uv_tcp_init(&w->loop, &h->tcp);
+  if (rc == 0)
+    rc = l->is_unix ? uv_pipe_open(&h->pipe, fd) : uv_tcp_open(&h->tcp, fd);
+  h->h.data = (void *)l;
+  if (rc == 0)
+    rc = uv_listen(&h->s, 1024, on_connection);
+  if (rc) {
+    snprintf(err, errlen, "%s: worker %u cannot listen: %s", l->desc, w->index,
+             uv_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
+int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
+                       char *err, size_t errlen) {
+  memset(w, 0, sizeof(*w));
+  w->srv = srv;
+  w->index = index;
+  w->conns.prev = w->conns.next = &w->conns;
+  pthread_mutex_init(&w->mu, NULL);
+  if (uv_loop_init(&w->loop) != 0) {
+    snprintf(err, errlen, "worker %u: cannot create an event loop", index);
+    return -1;
+  }
+  w->loop.data = w;
+  jrpc__parser_t *parser = jrpc__parser_new(srv->conf.parser);
+  if (!parser) {
+    snprintf(err, errlen,
+             "%s: [server] parser: \"%s\" is not available in this build",
+             srv->conf.file, srv->conf.parser);
+    uv_loop_close(&w->loop);
+    return -1;
+  }
+  jrpc__limits_t lim = {srv->conf.max_frame_bytes, srv->conf.max_batch,
+                        srv->conf.max_response_bytes};
+  jrpcd_gen_hold(srv->gen);
+  w->gen = srv->gen;
+  jrpc__engine_init(&w->engine, &w->gen->reg, &lim, parser);
+  w->engine.log = jrpcd_log_from_engine;
+  w->engine.host = &host_ops;
+  w->engine.host_arg = w;
+  uv_async_init(&w->loop, &w->wake, on_wake);
+  w->wake.data = w;
+  uv_timer_init(&w->loop, &w->tick);
+  w->tick.data = w;
+  uv_timer_init(&w->loop, &w->deadline);
+  w->deadline.data = w;
+  uint64_t idle = srv->conf.idle_timeout_ms;
+  uint64_t every = idle ? (idle / 4 < 1000 ? idle / 4 + 1 : 1000) : 0;
+  if (every)
+    uv_timer_start(&w->tick, on_tick, every, every);
+  w->servers = calloc(srv->nlisteners, sizeof(*w->servers));
+  if (!w->servers) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < srv->nlisteners; i++) {
+    if (listen_on(w, &w->servers[i], &srv->listeners[i], err, errlen))
+      return -1;
+    w->nservers++;
+  }
+  if (uv_thread_create(&w->thread, thread_main, w) != 0) {
+    snprintf(err, errlen, "worker %u: cannot start a thread", index);
+    return -1;
+  }
+  return 0;
+}
+
+void jrpcd_worker_stop(jrpcd_worker_t *w) {
+  pthread_mutex_lock(&w->mu);
+  w->stop_req = 1;
+  if (!w->posts_closed)
+    uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+}
+
+void jrpcd_worker_use(jrpcd_worker_t *w, jrpcd_gen_t *gen) {
+  jrpcd_gen_hold(gen);
+  pthread_mutex_lock(&w->mu);
+  jrpcd_gen_t *stale = w->next_gen; /* two reloads before one wake-up */
+  w->next_gen = gen;
+  if (!w->posts_closed)
+    uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+  if (stale)
+    jrpcd_gen_release(stale);
+}
+
+void jrpcd_worker_join(jrpcd_worker_t *w) {
+  uv_thread_join(&w->thread);
+  /* Handles the loop still has (none after a clean stop) close here. */
+  uv_run(&w->loop, UV_RUN_NOWAIT);
+  if (uv_loop_close(&w->loop) != 0)
+    jrpcd_warn("worker %u: event loop still busy at exit", w->index);
+  pthread_mutex_lock(&w->mu);
+  jrpcd_gen_t *stale = w->next_gen;
+  w->next_gen = NULL;
+  pthread_mutex_unlock(&w->mu);
+  if (stale)
+    jrpcd_gen_release(stale);
+  jrpcd_gen_release(w->gen);
+  w->gen = NULL;
+}
+
+void jrpcd_worker_free(jrpcd_worker_t *w) {
+  jrpc__engine_free(&w->engine);
+  free(w->servers);
+  w->servers = NULL;
+  pthread_mutex_destroy(&w->mu);
+}

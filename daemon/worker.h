@@ -1,0 +1,103 @@
+/* worker.h - a worker thread: one libuv loop, one engine (buffer pool,
+ * arena, parser), a handle on every listener, and the connections it
+ * accepted. Other threads reach it only through wake (stop, a new plugin
+ * generation, calls posted by handlers), under mu. */
+#ifndef JRPCD_WORKER_H
+#define JRPCD_WORKER_H
+
+#include <pthread.h>
+#include <uv.h>
+
+#include "dispatch.h"
+#include "listener.h"
+#include "plugins.h"
+#include "stream.h"
+
+struct jrpcd_server;
+struct jrpcd_worker;
+
+typedef union jrpcd_handle {
+  uv_handle_t h;
+  uv_stream_t s;
+  uv_pipe_t pipe;
+  uv_tcp_t tcp;
+} jrpcd_handle_t;
+
+typedef struct jrpcd_conn {
+  jrpcd_handle_t h;
+  struct jrpcd_worker *w;
+  struct jrpcd_conn *prev, *next;
+  const jrpcd_listener_t *l;
+  jrpc__stream_t st;
+  uv_write_t wreq;
+  size_t wbytes;        /* bytes of st.out in the uv_write in flight */
+  uint64_t last_active; /* uv_now of the last read or write progress */
+  uint64_t id;          /* for log lines */
+  uint8_t writing;      /* a uv_write is in flight */
+  uint8_t reading;      /* uv_read_start is in effect */
+  uint8_t paused;       /* reading stopped: too much unsent output */
+  uint8_t finishing;    /* no more input: close once everything is sent */
+  uint8_t closed;       /* uv_close called */
+} jrpcd_conn_t;
+
+typedef struct jrpcd_post {
+  struct jrpcd_post *next;
+  jrpc_call_t *call;
+  jrpc_post_fn fn;
+  void *arg;
+} jrpcd_post_t;
+
+typedef struct jrpcd_worker {
+  struct jrpcd_server *srv;
+  unsigned index;
+  uv_thread_t thread;
+  uv_loop_t loop;
+  uv_async_t wake;
+  uv_timer_t tick;     /* idle sweep; during shutdown, progress checks */
+  uv_timer_t deadline; /* shutdown_timeout_ms */
+  jrpc__engine_t engine;
+  jrpcd_gen_t *gen;        /* held */
+  jrpcd_handle_t *servers; /* one per listener */
+  size_t nservers;
+  jrpcd_conn_t conns; /* list head */
+  uint32_t nconns;
+  uint32_t nwork;   /* queue_work tasks not done */
+  uint8_t stopping; /* shutdown began */
+  uint8_t stopped;  /* handles closed; the loop is ending */
+  /* Shared with other threads, under mu. */
+  pthread_mutex_t mu;
+  jrpcd_post_t *posts, *posts_tail;
+  jrpcd_gen_t *next_gen;
+  uint8_t stop_req;
+  uint8_t posts_closed;
+} jrpcd_worker_t;
+
+/* Sets up the loop and engine and starts the thread. -1 with err. */
+int jrpcd_worker_start(jrpcd_worker_t *w, struct jrpcd_server *srv,
+                       unsigned index, char *err, size_t errlen);
+/* From any thread: begin a graceful stop. */
+void jrpcd_worker_stop(jrpcd_worker_t *w);
+/* From any thread: use gen for new requests (takes one hold on it). */
+void jrpcd_worker_use(jrpcd_worker_t *w, jrpcd_gen_t *gen);
+/* After the thread has ended: join it. */
+void jrpcd_worker_join(jrpcd_worker_t *w);
+/* After plugins are gone: free the engine and everything left. */
+void jrpcd_worker_free(jrpcd_worker_t *w);
+
+/* conn.c */
+void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
+                       const jrpcd_listener_t *l);
+void jrpcd_conn_flush(jrpcd_conn_t *c);
+/* Shutdown: read what the peer already sent, answer it, then close when
+ * everything is sent. */
+void jrpcd_conn_finish(jrpcd_conn_t *c);
+void jrpcd_conn_close(jrpcd_conn_t *c, const char *why);
+/* Idle sweep: closes c if it has been quiet for idle_ms. */
+void jrpcd_conn_check_idle(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms);
+
+static inline jrpcd_conn_t *jrpcd_conn_of_sink(jrpc__sink_t *s) {
+  return (jrpcd_conn_t *)(void *)((char *)s - offsetof(jrpcd_conn_t, st) -
+                                  offsetof(jrpc__stream_t, sink));
+}
+
+#endif

@@ -1,0 +1,348 @@
+/* sleep.c - sample asynchronous handler module.
+ *
+ * "sleep.ms" answers N after N milliseconds without holding a worker: the
+ * call is deferred and a timer thread owned by the module instance posts it
+ * back to its loop when it is due. "sleep.work_ms" answers the same way but
+ * sleeps on the host's thread pool (jrpc_queue_work), which costs a pool
+ * thread per call; it exists to exercise that path. Params: [N] or
+ * {"ms": N}, N an integer from 0 to max_ms (config key max_ms, default
+ * 60000).
+ *
+ * All state lives in the instance (mod_data): during a config reload two
+ * instances of this shared object are live at once, each with its own timer
+ * thread. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <jrpc/jrpc.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_MAX_MS 60000
+/* Keeps deadlines in nanoseconds far from overflow and N small enough to
+ * travel as the pointer-sized argument of jrpc_post on any platform. */
+#define LIMIT_MAX_MS INT32_MAX
+#define NS_PER_S 1000000000u
+#define NS_PER_MS 1000000u
+
+typedef struct entry {
+  uint64_t due; /* CLOCK_MONOTONIC, in ns */
+  uint64_t seq; /* equal deadlines fire in arrival order */
+  jrpc_call_t *d;
+  int64_t ms;
+} entry_t;
+
+typedef struct sleeper {
+  int64_t max_ms;
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* timed on CLOCK_MONOTONIC: wall clock steps must not
+                        shorten or stretch a sleep */
+  pthread_t thread;
+  int stop;
+  /* A binary min-heap on (due, seq). `reserved` slots are promised to
+   * handlers that are between jrpc_defer and the push, so that a push never
+   * has to allocate after the call was deferred. */
+  entry_t *heap;
+  size_t count, reserved, cap;
+  uint64_t seq;
+} sleeper_t;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static struct timespec to_timespec(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
+  return ts;
+}
+
+/* ---- the deadline heap (callers hold mu) ---- */
+
+static int before(const entry_t *a, const entry_t *b) {
+  return a->due != b->due ? a->due < b->due : a->seq < b->seq;
+}
+
+static int heap_reserve(sleeper_t *s) {
+  if (s->count + s->reserved == s->cap) {
+    if (s->cap > SIZE_MAX / 2 / sizeof(entry_t))
+      return JRPC_ENOMEM;
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    entry_t *h = realloc(s->heap, cap * sizeof(*h));
+    if (!h)
+      return JRPC_ENOMEM;
+    s->heap = h;
+    s->cap = cap;
+  }
+  s->reserved++;
+  return 0;
+}
+
+static void heap_push(sleeper_t *s, entry_t e) {
+  size_t i = s->count++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!before(&e, &s->heap[parent]))
+      break;
+    s->heap[i] = s->heap[parent];
+    i = parent;
+  }
+  s->heap[i] = e;
+}
+
+static entry_t heap_pop(sleeper_t *s) {
+  entry_t top = s->heap[0];
+  entry_t last = s->heap[--s->count];
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= s->count)
+      break;
+    if (child + 1 < s->count && before(&s->heap[child + 1], &s->heap[child]))
+      child++;
+    if (!before(&s->heap[child], &last))
+      break;
+    s->heap[i] = s->heap[child];
+    i = child;
+  }
+  s->heap[i] = last;
+  return top;
+}
+
+/* ---- completion, on the call's loop ---- */
+
+static void reply(jrpc_call_t *d, void *arg) {
+  jrpc_w_i64(d, (int64_t)(intptr_t)arg);
+  jrpc_finish(d);
+}
+
+static void *timer_main(void *arg) {
+  sleeper_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  while (!s->stop) {
+    if (s->count == 0) {
+      pthread_cond_wait(&s->cv, &s->mu);
+      continue;
+    }
+    uint64_t due = s->heap[0].due;
+    if (due > now_ns()) {
+      struct timespec ts = to_timespec(due);
+      pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+      continue;
+    }
+    entry_t e = heap_pop(s);
+    /* Post without the lock: reply() may run on the loop before jrpc_post
+     * returns, and handlers on that loop take the lock. A non-zero return
+     * means the host has ended the call itself; there is nothing of ours to
+     * release since the entry was copied out of the heap. */
+    pthread_mutex_unlock(&s->mu);
+    (void)jrpc_post(e.d, reply, (void *)(intptr_t)e.ms);
+    pthread_mutex_lock(&s->mu);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* ---- handlers ---- */
+
+static int bad_param(jrpc_call_t *c, const char *name, const char *why) {
+  jrpc_error_begin(c, JRPC_INVALID_PARAMS, "Invalid params");
+  jrpc_w_obj(c);
+  jrpc_w_key(c, "param", 5);
+  jrpc_w_str(c, name, strlen(name));
+  jrpc_w_key(c, "reason", 6);
+  jrpc_w_str(c, why, strlen(why));
+  jrpc_w_obj_end(c);
+  return JRPC_EFAIL;
+}
+
+static int read_ms(jrpc_call_t *c, jrpc_val_t params, int64_t max_ms,
+                   int64_t *ms) {
+  jrpc_val_t v;
+  switch (jrpc_type(c, params)) {
+  case JRPC_T_ARRAY:
+    if (jrpc_len(c, params) != 1)
+      return bad_param(c, "params", "expected exactly one number");
+    v = jrpc_first(c, params);
+    break;
+  case JRPC_T_OBJECT:
+    v = jrpc_get(c, params, "ms");
+    break;
+  default:
+    return bad_param(c, "params", "expected [ms] or {\"ms\": ms}");
+  }
+  int rc = jrpc_as_i64(c, v, ms);
+  if (rc == JRPC_ENOENT)
+    return bad_param(c, "ms", "missing");
+  if (rc == JRPC_ETYPE)
+    return bad_param(c, "ms", "not a number");
+  if (rc != 0 || *ms < 0 || *ms > max_ms) {
+    char why[64];
+    snprintf(why, sizeof(why), "must be an integer from 0 to %lld",
+             (long long)max_ms);
+    return bad_param(c, "ms", why);
+  }
+  return 0;
+}
+
+static int no_async(jrpc_call_t *c) {
+  return jrpc_error(c, JRPC_INTERNAL_ERROR,
+                    "asynchronous calls are not available in this host");
+}
+
+static int sleep_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  sleeper_t *s = udata;
+  int64_t ms;
+  if (read_ms(c, params, s->max_ms, &ms))
+    return JRPC_EFAIL;
+  uint64_t due = now_ns() + (uint64_t)ms * NS_PER_MS;
+
+  /* Room first: once deferred, the call must reach the heap. */
+  pthread_mutex_lock(&s->mu);
+  int rc = heap_reserve(s);
+  pthread_mutex_unlock(&s->mu);
+  if (rc)
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "out of memory");
+
+  jrpc_call_t *d = jrpc_defer(c);
+  pthread_mutex_lock(&s->mu);
+  s->reserved--;
+  if (d) {
+    entry_t e = {due, s->seq++, d, ms};
+    heap_push(s, e);
+    /* Only a new earliest deadline shortens the timer thread's wait. */
+    if (s->heap[0].seq == e.seq)
+      pthread_cond_signal(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return d ? JRPC_ASYNC : no_async(c);
+}
+
+static void work_sleep(void *arg) {
+  int64_t ms = (int64_t)(intptr_t)arg;
+  /* An absolute deadline, so that interruptions do not add up. */
+  struct timespec until = to_timespec(now_ns() + (uint64_t)ms * NS_PER_MS);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+    ;
+}
+
+static int sleep_work_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  sleeper_t *s = udata;
+  int64_t ms;
+  if (read_ms(c, params, s->max_ms, &ms))
+    return JRPC_EFAIL;
+  jrpc_call_t *d = jrpc_defer(c);
+  if (!d)
+    return no_async(c);
+  /* On failure the host has ended the call itself and d is gone; the
+   * handler has deferred either way. */
+  (void)jrpc_queue_work(d, work_sleep, reply, (void *)(intptr_t)ms);
+  return JRPC_ASYNC;
+}
+
+/* ---- module ---- */
+
+static int parse_max_ms(const char *text, int64_t *out) {
+  if (!text) {
+    *out = DEFAULT_MAX_MS;
+    return 0;
+  }
+  /* Digits only: strtoll alone would take leading blanks and a sign. */
+  if (*text < '0' || *text > '9')
+    return JRPC_EINVAL;
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v > LIMIT_MAX_MS)
+    return JRPC_EINVAL;
+  *out = v;
+  return 0;
+}
+
+static int timer_start(sleeper_t *s) {
+  pthread_condattr_t ca;
+  int rc = pthread_mutex_init(&s->mu, NULL);
+  if (rc)
+    return -rc;
+  rc = pthread_condattr_init(&ca);
+  if (rc)
+    goto fail_mu;
+  rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  if (!rc)
+    rc = pthread_cond_init(&s->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (rc)
+    goto fail_mu;
+  /* The thread starts with every signal blocked so that process-directed
+   * signals keep going to the daemon's own threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  rc = pthread_create(&s->thread, NULL, timer_main, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc)
+    goto fail_cv;
+  return 0;
+fail_cv:
+  pthread_cond_destroy(&s->cv);
+fail_mu:
+  pthread_mutex_destroy(&s->mu);
+  return -rc;
+}
+
+static void timer_stop(sleeper_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->thread, NULL);
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+}
+
+/* Entries still in the heap are calls the host has already finished or
+ * abandoned (it runs fini only after that), so they are dropped unread. */
+static void fini(void *mod_data) {
+  sleeper_t *s = mod_data;
+  if (!s)
+    return;
+  timer_stop(s);
+  free(s->heap);
+  free(s);
+}
+
+static int init(jrpc_reg_t *r, void **mod_data) {
+  int64_t max_ms;
+  /* init has no channel for a message: a bad value just fails the load. */
+  int rc = parse_max_ms(jrpc_conf_get(r, "max_ms"), &max_ms);
+  if (rc)
+    return rc;
+  sleeper_t *s = calloc(1, sizeof(*s));
+  if (!s)
+    return JRPC_ENOMEM;
+  s->max_ms = max_ms;
+  rc = timer_start(s);
+  if (rc) {
+    free(s);
+    return rc;
+  }
+  rc = jrpc_register(r, "sleep.ms", sleep_ms, s);
+  if (!rc)
+    rc = jrpc_register(r, "sleep.work_ms", sleep_work_ms, s);
+  if (rc) {
+    fini(s);
+    return rc;
+  }
+  *mod_data = s;
+  return 0;
+}
+
+JRPC_MODULE("sleep", "1.0", init, fini)

@@ -1,0 +1,81 @@
+/* async.h - deferred calls: replies a handler completes after it returned.
+ *
+ * A deferred call writes its response into its own output chain; when it
+ * finishes, the response is framed onto its connection's output (or added
+ * to its batch, which is framed once its last call finishes). A connection
+ * that goes away detaches its sink: replies due to it are then dropped.
+ * The event loop, the thread pool and the cross-thread queue belong to the
+ * host (the daemon), reached through jrpc__host_t. */
+#ifndef JRPC_ASYNC_H
+#define JRPC_ASYNC_H
+
+#include <stdint.h>
+
+#include "frame.h"
+#include "jrpc/jrpc.h"
+#include "outbuf.h"
+#include "registry.h"
+
+struct jrpc__engine;
+struct jrpc__sink;
+
+/* Intrusive list links of what a sink (or the engine) is waiting for. */
+typedef struct jrpc__link {
+  struct jrpc__link *prev, *next;
+} jrpc__link_t;
+
+/* Where a connection's replies go. The host embeds one per connection and
+ * recognises it again in host->output(). */
+typedef struct jrpc__sink {
+  jrpc__outbuf_t *out;
+  jrpc__framing_t framing;
+  jrpc__link_t waiting; /* deferred calls and batches that answer here */
+} jrpc__sink_t;
+
+typedef struct jrpc__host {
+  /* Thread-safe: run fn(d, fnarg) on the engine's loop. 0 or
+   * JRPC_ECANCELED once the host is shutting down. */
+  int (*post)(void *arg, jrpc_call_t *d, jrpc_post_fn fn, void *fnarg);
+  /* On the loop: work(fnarg) on a thread pool, then done(d, fnarg). */
+  int (*queue_work)(void *arg, jrpc_call_t *d, jrpc_work_fn work,
+                    jrpc_post_fn done, void *fnarg);
+  /* Deferred reply bytes were appended to sink->out: write them. */
+  void (*output)(void *arg, jrpc__sink_t *sink);
+  /* Keeps the modules behind reg loaded (+1) or lets them go (-1). */
+  void (*hold)(void *arg, const jrpc__registry_t *reg, int delta);
+} jrpc__host_t;
+
+void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
+                     jrpc__framing_t framing);
+/* The connection is going: whatever is still due to it will be dropped. */
+void jrpc__sink_detach(jrpc__sink_t *s);
+
+/* jrpc_defer on a running synchronous call; NULL without a host. */
+jrpc_call_t *jrpc__defer(jrpc_call_t *c);
+int jrpc__finish(jrpc_call_t *c);
+int jrpc__post(jrpc_call_t *c, jrpc_post_fn fn, void *arg);
+int jrpc__queue_work(jrpc_call_t *c, jrpc_work_fn work, jrpc_post_fn done,
+                     void *arg);
+
+/* Dispatch's side: the handler that just returned deferred its call;
+ * `batch_body` is the batch being answered (NULL for a single request). */
+struct jrpc__batch;
+struct jrpc__batch *jrpc__batch_new(struct jrpc__engine *e, jrpc__sink_t *sink);
+void jrpc__batch_attach(struct jrpc__batch *b, jrpc_call_t *d);
+/* The batch's synchronous replies so far (bytes after m in o, starting
+ * with '[' if any) move into the batch, which now waits for its calls. */
+int jrpc__batch_take(struct jrpc__batch *b, jrpc__outbuf_t *o,
+                     jrpc__outmark_t m);
+
+/* End of a frame's dispatch: answers calls finished during it. */
+void jrpc__async_frame_end(struct jrpc__engine *e);
+
+/* Deferred calls not finished yet. */
+uint32_t jrpc__async_live(const struct jrpc__engine *e);
+/* Shutdown: ends every unfinished call with -32007. Their handles stay
+ * valid (finish then does nothing) until jrpc__engine_free. */
+void jrpc__async_cancel_all(struct jrpc__engine *e);
+/* Engine teardown: frees every deferred call and batch. */
+void jrpc__async_free_all(struct jrpc__engine *e);
+
+#endif
