@@ -4,6 +4,7 @@
  * mark pauses reading until the client catches up, so a client that does
  * not read cannot make jrpcd hold more than about that much for it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -224,13 +225,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpcd_conn_close(c, uv_strerror((int)nread));
 }
 
-void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
-                       const jrpcd_listener_t *l) {
-  jrpcd_server_t *srv = w->srv;
+static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
   jrpcd_conn_t *c = calloc(1, sizeof(*c));
   if (!c) {
     jrpcd_error("%s: out of memory for a new connection", l->desc);
-    return; /* libuv retries the accept on the next turn */
+    return NULL;
   }
   c->w = w;
   c->l = l;
@@ -239,10 +238,56 @@ void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
                       : uv_tcp_init(&w->loop, &c->h.tcp);
   if (rc) {
     free(c);
-    return;
+    return NULL;
   }
   c->h.h.data = c;
-  rc = uv_accept(server, &c->h.s);
+  return c;
+}
+
+/* The connection is this worker's from now on. */
+static void conn_start(jrpcd_conn_t *c) {
+  jrpcd_worker_t *w = c->w;
+  const jrpcd_listener_t *l = c->l;
+  c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
+  jrpc__stream_init(&c->st, &w->engine, l->framing);
+  peer_of(c);
+  if (!l->is_unix)
+    uv_tcp_nodelay(&c->h.tcp, 1);
+  c->last_active = uv_now(&w->loop);
+  list_push(&w->conns, c);
+  w->nconns++;
+  atomic_fetch_add(&w->load, 1);
+  if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
+    char pt[96];
+    jrpcd_debug("connection %llu on %s from %s (worker %u)",
+                (unsigned long long)c->id, l->desc,
+                peer_text(c, pt, sizeof(pt)), w->index);
+  }
+  start_reading(c);
+}
+
+/* The worker with the fewest connections, preferring w on a tie. */
+static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
+  jrpcd_server_t *srv = w->srv;
+  jrpcd_worker_t *best = w;
+  unsigned best_load = atomic_load(&w->load);
+  for (unsigned i = 0; i < srv->nworkers; i++) {
+    unsigned ld = atomic_load(&srv->workers[i].load);
+    if (ld < best_load) {
+      best = &srv->workers[i];
+      best_load = ld;
+    }
+  }
+  return best;
+}
+
+void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
+                       const jrpcd_listener_t *l) {
+  jrpcd_server_t *srv = w->srv;
+  jrpcd_conn_t *c = conn_new(w, l);
+  if (!c)
+    return; /* libuv retries the accept on the next turn */
+  int rc = uv_accept(server, &c->h.s);
   if (rc) {
     /* Another worker took it first (EAGAIN), or the peer is gone. */
     if (rc != UV_EAGAIN && rc != UV_ECONNABORTED)
@@ -260,21 +305,45 @@ void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
     uv_close(&c->h.h, on_closed);
     return;
   }
-  c->id = atomic_fetch_add(&srv->conn_ids, 1) + 1;
-  jrpc__stream_init(&c->st, &w->engine, l->framing);
-  peer_of(c);
-  if (l->is_unix == 0)
-    uv_tcp_nodelay(&c->h.tcp, 1);
-  c->last_active = uv_now(&w->loop);
-  list_push(&w->conns, c);
-  w->nconns++;
-  if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
-    char pt[96];
-    jrpcd_debug("connection %llu on %s from %s (worker %u)",
-                (unsigned long long)c->id, l->desc,
-                peer_text(c, pt, sizeof(pt)), w->index);
+  /* Every worker accepts, and the one whose loop wakes first takes the
+   * whole burst of pending connections. Spread them: a busier worker
+   * hands the socket to the least loaded one. */
+  jrpcd_worker_t *to = least_loaded(w);
+  int fd = -1;
+  if (to != w && uv_fileno(&c->h.h, &fd) == 0) {
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy >= 0 && jrpcd_worker_adopt(to, copy, l) == 0) {
+      atomic_fetch_add(&to->load, 1); /* counted now, not when adopted */
+      uv_close(&c->h.h, on_closed);
+      return;
+    }
+    if (copy >= 0)
+      close(copy);
   }
-  start_reading(c);
+  conn_start(c);
+}
+
+void jrpcd_conn_adopted(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l) {
+  atomic_fetch_sub(&w->load, 1); /* conn_start counts it again */
+  jrpcd_conn_t *c = conn_new(w, l);
+  int rc = c ? (l->is_unix ? uv_pipe_open(&c->h.pipe, fd)
+                           : uv_tcp_open(&c->h.tcp, fd))
+             : UV_ENOMEM;
+  if (rc) {
+    jrpcd_warn("%s: worker %u cannot take a connection: %s", l->desc, w->index,
+               uv_strerror(rc));
+    close(fd);
+    if (c)
+      uv_close(&c->h.h, on_closed);
+    atomic_fetch_sub(&w->srv->nconns, 1);
+    return;
+  }
+  if (w->stopping) {
+    uv_close(&c->h.h, on_closed);
+    atomic_fetch_sub(&w->srv->nconns, 1);
+    return;
+  }
+  conn_start(c);
 }
 
 void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
@@ -293,6 +362,7 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
   jrpc__stream_free(&c->st);
   list_drop(c);
   c->w->nconns--;
+  atomic_fetch_sub(&c->w->load, 1);
   atomic_fetch_sub(&c->w->srv->nconns, 1);
 }
 

@@ -109,7 +109,16 @@ static void check_stopped(jrpcd_worker_t *w) {
   w->stopped = 1;
   pthread_mutex_lock(&w->mu);
   w->posts_closed = 1;
+  jrpcd_handoff_t *hand = w->handoffs;
+  w->handoffs = NULL;
   pthread_mutex_unlock(&w->mu);
+  while (hand) { /* handed over while this worker was stopping */
+    jrpcd_handoff_t *next = hand->next;
+    close(hand->fd);
+    atomic_fetch_sub(&w->srv->nconns, 1);
+    free(hand);
+    hand = next;
+  }
   uv_close((uv_handle_t *)&w->wake, on_handle_closed);
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
@@ -192,11 +201,32 @@ static void on_tick(uv_timer_t *t) {
   }
 }
 
+int jrpcd_worker_adopt(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l) {
+  jrpcd_handoff_t *h = malloc(sizeof(*h));
+  if (!h)
+    return -1;
+  h->fd = fd;
+  h->l = l;
+  pthread_mutex_lock(&w->mu);
+  if (w->posts_closed || w->stop_req) {
+    pthread_mutex_unlock(&w->mu);
+    free(h);
+    return -1;
+  }
+  h->next = w->handoffs;
+  w->handoffs = h;
+  uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
 static void on_wake(uv_async_t *a) {
   jrpcd_worker_t *w = a->data;
   pthread_mutex_lock(&w->mu);
   jrpcd_gen_t *gen = w->next_gen;
   w->next_gen = NULL;
+  jrpcd_handoff_t *hand = w->handoffs;
+  w->handoffs = NULL;
   int stop = w->stop_req;
   pthread_mutex_unlock(&w->mu);
   if (gen) {
@@ -206,6 +236,12 @@ static void on_wake(uv_async_t *a) {
     w->gen = gen;
     w->engine.reg = &gen->reg;
     jrpcd_gen_release(old);
+  }
+  while (hand) {
+    jrpcd_handoff_t *next = hand->next;
+    jrpcd_conn_adopted(w, hand->fd, hand->l);
+    free(hand);
+    hand = next;
   }
   run_posts(w);
   if (stop)

@@ -6,6 +6,7 @@
 #define JRPCD_WORKER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <uv.h>
 
 #include "dispatch.h"
@@ -47,6 +48,13 @@ typedef struct jrpcd_post {
   void *arg;
 } jrpcd_post_t;
 
+/* A connection accepted by a busier worker, handed over. */
+typedef struct jrpcd_handoff {
+  struct jrpcd_handoff *next;
+  int fd;
+  const jrpcd_listener_t *l;
+} jrpcd_handoff_t;
+
 typedef struct jrpcd_worker {
   struct jrpcd_server *srv;
   unsigned index;
@@ -61,12 +69,14 @@ typedef struct jrpcd_worker {
   size_t nservers;
   jrpcd_conn_t conns; /* list head */
   uint32_t nconns;
+  atomic_uint load; /* connections, as other workers see it */
   uint32_t nwork;   /* queue_work tasks not done */
   uint8_t stopping; /* shutdown began */
   uint8_t stopped;  /* handles closed; the loop is ending */
   /* Shared with other threads, under mu. */
   pthread_mutex_t mu;
   jrpcd_post_t *posts, *posts_tail;
+  jrpcd_handoff_t *handoffs;
   jrpcd_gen_t *next_gen;
   uint8_t stop_req;
   uint8_t posts_closed;
@@ -79,6 +89,9 @@ int jrpcd_worker_start(jrpcd_worker_t *w, struct jrpcd_server *srv,
 void jrpcd_worker_stop(jrpcd_worker_t *w);
 /* From any thread: use gen for new requests (takes one hold on it). */
 void jrpcd_worker_use(jrpcd_worker_t *w, jrpcd_gen_t *gen);
+/* From another worker: take over the accepted socket fd. 0, or -1 when
+ * this worker is stopping (the caller keeps the connection). */
+int jrpcd_worker_adopt(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l);
 /* After the thread has ended: join it. */
 void jrpcd_worker_join(jrpcd_worker_t *w);
 /* After plugins are gone: free the engine and everything left. */
@@ -87,6 +100,8 @@ void jrpcd_worker_free(jrpcd_worker_t *w);
 /* conn.c */
 void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
                        const jrpcd_listener_t *l);
+/* On w's loop: a connection handed over by jrpcd_worker_adopt. */
+void jrpcd_conn_adopted(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l);
 void jrpcd_conn_flush(jrpcd_conn_t *c);
 /* Shutdown: read what the peer already sent, answer it, then close when
  * everything is sent. */
