@@ -982,9 +982,14 @@ static void test_sample_conf(void **state) {
     snprintf(want, sizeof want, "%s/%s", plugdir, fake_plugins[i]);
     assert_string_equal(c.plugins[i].name, names[i]);
     assert_string_equal(c.plugins[i].path, want);
-    assert_int_equal(c.plugins[i].nkv, 0);
-    assert_null(c.plugins[i].kv[0]);
   }
+  /* The sample shows a plugin key being passed on. */
+  assert_int_equal(c.plugins[0].nkv, 0);
+  assert_int_equal(c.plugins[1].nkv, 0);
+  assert_int_equal(c.plugins[2].nkv, 1);
+  assert_string_equal(c.plugins[2].kv[0], "max_ms");
+  assert_string_equal(c.plugins[2].kv[1], "60000");
+  assert_null(c.plugins[2].kv[2]);
   jrpcd_config_free(&c);
   free(edited);
   free(text);
