@@ -24,7 +24,10 @@ static int api_register(jrpc_reg_t *r, const char *name, jrpc_handler_fn fn,
     snprintf(ctx->err, sizeof(ctx->err), "method \"%s\" is already registered",
              name);
     ctx->dup_owner = prev ? prev->owner : NULL;
-  } else if (rc == JRPC_EINVAL)
+  } else if (rc == JRPC_EINVAL && !fn)
+    snprintf(ctx->err, sizeof(ctx->err), "no handler function for \"%s\"",
+             name ? name : "(null)");
+  else if (rc == JRPC_EINVAL)
     snprintf(ctx->err, sizeof(ctx->err),
              "invalid method name \"%s\" (empty, or \"rpc.\" is reserved)",
              name ? name : "(null)");
