@@ -89,7 +89,7 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
       snprintf(err, errlen, "%s", why);
       goto fail;
     }
-    jrpcd_error("%s (skipped: strict_plugins = no)", why);
+    jrpcd_error("%s (plugin skipped)", why);
     g->failed++;
   }
   *out = g;
