@@ -54,6 +54,7 @@ enum server_key {
   S_IDLE_TIMEOUT_MS,
   S_SHUTDOWN_TIMEOUT_MS,
   S_OUTPUT_HIGH_WATER,
+  S_MAX_PENDING_CALLS,
   S_COUNT
 };
 
@@ -70,6 +71,7 @@ static const char *const server_keys[S_COUNT] = {
     "idle_timeout_ms",
     "shutdown_timeout_ms",
     "output_high_water",
+    "max_pending_calls",
 };
 
 enum listen_key { L_UNIX, L_TCP, L_MODE, L_OWNER, L_GROUP, L_FRAMING, L_COUNT };
@@ -434,6 +436,8 @@ static int server_key(parse_t *p, const char *key, const char *value) {
   case S_OUTPUT_HIGH_WATER:
     return number(p, key, value, 4096, UINT64_C(1) << 40,
                   &c->output_high_water);
+  case S_MAX_PENDING_CALLS:
+    return number_u32(p, key, value, 1, 1000000, &c->max_pending_calls);
   case S_COUNT:
     break;
   }
@@ -900,6 +904,7 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
   c->idle_timeout_ms = 60000;
   c->shutdown_timeout_ms = 5000;
   c->output_high_water = 1048576;
+  c->max_pending_calls = 1024;
   if (!(c->file = copy(&p, name)) || !(c->parser = copy(&p, "auto")) ||
       !(c->plugin_dir = copy(&p, JRPCD_PLUGIN_DIR)))
     goto done;

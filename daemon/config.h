@@ -53,6 +53,8 @@ typedef struct jrpcd_config {
   uint32_t idle_timeout_ms;     /* default 60000; 0 = never */
   uint32_t shutdown_timeout_ms; /* default 5000 */
   uint64_t output_high_water;   /* default 1048576: pause reading above */
+  uint32_t max_pending_calls;   /* default 1024: deferred calls per
+                                   connection before reading pauses */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

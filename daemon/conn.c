@@ -90,7 +90,7 @@ static int pending_calls(const jrpcd_conn_t *c) {
 
 /* Closes a finishing connection once nothing is left to send. */
 static void maybe_done(jrpcd_conn_t *c) {
-  if (c->closed || !c->finishing || c->writing ||
+  if (c->closed || !c->finishing || c->writing || c->st.held ||
       jrpc__out_pending(&c->st.out) > 0 || pending_calls(c))
     return;
   jrpcd_conn_close(c, NULL);
@@ -124,6 +124,31 @@ static void on_written(uv_write_t *req, int status) {
   c->wbytes = 0;
   c->last_active = uv_now(&c->w->loop);
   jrpcd_conn_flush(c);
+}
+
+static void feed(jrpcd_conn_t *c, size_t n, int eof);
+
+/* Stops reading a client that has too much waiting for it: unsent output
+ * above the high-water mark, or max_pending_calls deferred calls
+ * unfinished (then its further frames wait, unparsed, in its buffer).
+ * Goes on once both are down to half. */
+static void update_flow(jrpcd_conn_t *c) {
+  const jrpcd_config_t *conf = &c->w->srv->conf;
+  uint64_t high = conf->output_high_water;
+  if (c->st.held && c->st.sink.calls <= conf->max_pending_calls / 2 &&
+      jrpc__out_pending(&c->st.out) <= high / 2) {
+    feed(c, 0, c->eof); /* comes back here */
+    return;
+  }
+  uint64_t pending = jrpc__out_pending(&c->st.out);
+  int full = pending > high || c->st.held;
+  if (c->reading && full) {
+    stop_reading(c);
+    c->paused = 1;
+  } else if (c->paused && !full && pending <= high / 2) {
+    c->paused = 0;
+    start_reading(c);
+  }
 }
 
 void jrpcd_conn_flush(jrpcd_conn_t *c) {
@@ -171,15 +196,7 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
     c->wbytes = total;
     break;
   }
-  uint64_t pending = jrpc__out_pending(&c->st.out);
-  uint64_t high = c->w->srv->conf.output_high_water;
-  if (pending > high && c->reading) {
-    stop_reading(c);
-    c->paused = 1;
-  } else if (c->paused && pending <= high / 2) {
-    c->paused = 0;
-    start_reading(c);
-  }
+  update_flow(c);
   maybe_done(c);
 }
 
@@ -213,6 +230,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
      * line is still a frame, and every reply is still sent. */
     stop_reading(c);
     c->finishing = 1;
+    c->eof = 1;
     feed(c, 0, 1);
     return;
   }
@@ -250,6 +268,7 @@ static void conn_start(jrpcd_conn_t *c) {
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
+  c->st.max_calls = w->srv->conf.max_pending_calls;
   peer_of(c);
   if (!l->is_unix)
     uv_tcp_nodelay(&c->h.tcp, 1);
@@ -375,7 +394,8 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
      * the socket's receive buffer, read without waiting. */
     int fd = -1;
     uv_fileno(&c->h.h, &fd);
-    for (int guard = 0; fd >= 0 && guard < 1024 && !c->closed && !c->finishing;
+    for (int guard = 0;
+         fd >= 0 && guard < 1024 && !c->closed && !c->finishing && !c->st.held;
          guard++) {
       size_t room;
       char *p = jrpc__stream_rbuf(&c->st, &room);
@@ -386,8 +406,10 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
         feed(c, (size_t)n, 0);
         continue;
       }
-      if (n == 0)
+      if (n == 0) {
+        c->eof = 1;
         feed(c, 0, 1);
+      }
       break;
     }
     c->finishing = 1;

@@ -38,6 +38,7 @@ typedef struct jrpcd_conn {
   uint8_t reading;      /* uv_read_start is in effect */
   uint8_t paused;       /* reading stopped: too much unsent output */
   uint8_t finishing;    /* no more input: close once everything is sent */
+  uint8_t eof;          /* the peer has sent everything */
   uint8_t closed;       /* uv_close called */
 } jrpcd_conn_t;
 

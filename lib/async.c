@@ -61,6 +61,7 @@ void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
                      jrpc__framing_t framing) {
   s->out = out;
   s->framing = framing;
+  s->calls = 0;
   link_init(&s->waiting);
 }
 
@@ -78,6 +79,7 @@ void jrpc__sink_detach(jrpc__sink_t *s) {
     w->sink = NULL;
     link_drop(&w->at_sink);
   }
+  s->calls = 0;
 }
 
 /* Appends src's pending bytes to dst. */
@@ -130,6 +132,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   d->peer = *call->peer;
   jrpc__arena_init(&d->arena, DEFERRED_ARENA_FIRST, 0);
   jrpc__out_init(&d->out, &e->pool);
+  jrpc__out_small_segments(&d->out);
   jrpc__call_t *dc = &d->call;
   dc->pub.api = call->pub.api;
   dc->e = e;
@@ -143,10 +146,13 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   d->reg = e->reg;
   if (e->host->hold && d->reg)
     e->host->hold(e->host_arg, d->reg, +1);
-  d->sink = e->sink;
+  /* A notification is never answered: it owes its connection nothing. */
+  d->sink = call->notify ? NULL : e->sink;
   link_init(&d->at_sink);
-  if (d->sink && !call->notify)
+  if (d->sink) {
     link_push(&d->sink->waiting, &d->at_sink);
+    d->sink->calls++;
+  }
   link_push(&e->live, &d->at_engine);
   e->n_live++;
   call->deferred = &dc->pub;
@@ -187,6 +193,8 @@ static void batch_close(jrpc__batch_t *b) {
 
 /* A finished call's response joins its batch. */
 static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
+  if (b->sink)
+    b->sink->calls--; /* counted for the batch in jrpc__batch_attach */
   int rc = jrpc__out_byte(&b->out, jrpc__out_pending(&b->out) ? ',' : '[');
   rc |= out_append(&b->out, reply);
   if (rc || b->out.oom)
@@ -217,10 +225,12 @@ static void deferred_answer(jrpc__engine_t *e, jrpc__deferred_t *d) {
   link_drop(&d->at_sink);
   if (d->call.notify)
     return;
-  if (d->batch)
+  if (d->batch) {
     batch_add(d->batch, &d->out);
-  else if (d->sink)
+  } else if (d->sink) {
+    d->sink->calls--;
     deliver(e, d->sink, &d->out);
+  }
 }
 
 static void deferred_done(jrpc__engine_t *e, jrpc__deferred_t *d) {
@@ -303,8 +313,12 @@ void jrpc__batch_attach(jrpc__batch_t *b, jrpc_call_t *c) {
     jrpc__call_set_error(&d->call, JRPC_INTERNAL_ERROR, "out of memory", 0);
     return;
   }
-  /* The batch answers for it now, not the connection directly. */
+  /* The batch answers for it now, not the connection directly; the
+   * connection's count of calls it waits for stays as it is. */
   link_drop(&d->at_sink);
+  if (d->sink && !b->sink)
+    d->sink->calls--;
+  d->sink = NULL;
   d->batch = b;
   b->waiting++;
 }

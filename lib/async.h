@@ -30,6 +30,7 @@ typedef struct jrpc__sink {
   jrpc__outbuf_t *out;
   jrpc__framing_t framing;
   jrpc__link_t waiting; /* deferred calls and batches that answer here */
+  uint32_t calls;       /* deferred calls not yet answered here */
 } jrpc__sink_t;
 
 typedef struct jrpc__host {

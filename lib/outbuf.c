@@ -9,6 +9,11 @@ void jrpc__out_init(jrpc__outbuf_t *o, jrpc__bufpool_t *pool) {
   o->p = o->end = NULL;
   o->flushed = 0;
   o->oom = 0;
+  o->seg_want = JRPC__SEG_SIZE - JRPC__PAD;
+}
+
+void jrpc__out_small_segments(jrpc__outbuf_t *o) {
+  o->seg_want = ((size_t)1 << JRPC__BUF_MIN_SHIFT) - JRPC__PAD;
 }
 
 static void seg_release(jrpc__outbuf_t *o, jrpc__seg_t *s) {
@@ -29,7 +34,7 @@ void jrpc__out_free(jrpc__outbuf_t *o) {
 /* Seals the tail and appends a fresh segment. */
 static int seg_append(jrpc__outbuf_t *o) {
   size_t cap;
-  char *b = jrpc__bufpool_get(o->pool, JRPC__SEG_SIZE - JRPC__PAD, &cap);
+  char *b = jrpc__bufpool_get(o->pool, o->seg_want, &cap);
   if (!b) {
     o->oom = 1;
     return JRPC_ENOMEM;

@@ -30,6 +30,7 @@ typedef struct jrpc__outbuf {
   char *p;          /* write cursor inside tail */
   char *end;        /* end of tail's capacity */
   uint64_t flushed; /* bytes in segments before tail (sealed) */
+  size_t seg_want;  /* bytes asked of the pool for each new segment */
   int oom;          /* sticky: a segment could not be had */
 } jrpc__outbuf_t;
 
@@ -41,6 +42,9 @@ typedef struct jrpc__outmark {
 } jrpc__outmark_t;
 
 void jrpc__out_init(jrpc__outbuf_t *o, jrpc__bufpool_t *pool);
+/* Segments of the pool's smallest class: for chains that hold one reply
+ * for a while (deferred calls), where 16 KiB each would add up. */
+void jrpc__out_small_segments(jrpc__outbuf_t *o);
 /* Returns every segment to the pool. */
 void jrpc__out_free(jrpc__outbuf_t *o);
 

@@ -19,6 +19,8 @@ void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
   s->buf = NULL;
   s->cap = s->rd = s->wr = s->need = 0;
   s->closing = 0;
+  s->max_calls = 0;
+  s->held = 0;
 }
 
 static void release_input(jrpc__stream_t *s) {
@@ -74,7 +76,12 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
   s->wr += n;
   if (s->closing)
     return JRPC__ECLOSE;
+  s->held = 0;
   for (;;) {
+    if (s->max_calls && s->sink.calls >= s->max_calls) {
+      s->held = s->wr > s->rd || eof;
+      break;
+    }
     jrpc__frame_t f;
     const char *base = s->buf ? s->buf + s->rd : "";
     int r = jrpc__frame_next(&s->fr, base, s->wr - s->rd, eof, &f);

@@ -27,6 +27,10 @@ typedef struct jrpc__stream {
   size_t wr;   /* end of buffered bytes */
   size_t need; /* bytes the decoder asked for, 0 = unknown */
   int closing; /* a fatal framing error happened: flush then close */
+  /* Frames wait in the buffer while this many deferred calls of the
+   * connection are unfinished (0: no limit); `held` says some wait. */
+  uint32_t max_calls;
+  int held;
 } jrpc__stream_t;
 
 void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
@@ -38,8 +42,10 @@ void jrpc__stream_free(jrpc__stream_t *s);
 char *jrpc__stream_rbuf(jrpc__stream_t *s, size_t *room);
 
 /* n bytes were read into the buffer; eof: the peer will send nothing more.
- * Decodes and answers every complete frame. Returns 0, JRPC__ECLOSE when
- * framing is lost (flush the output, then close), or JRPC_ENOMEM. */
+ * Decodes and answers every complete frame (or, with max_calls reached,
+ * sets `held` and leaves the rest buffered: feed 0 bytes to go on). Returns 0,
+ * JRPC__ECLOSE when framing is lost (flush the output, then close), or
+ * JRPC_ENOMEM. */
 int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof);
 
 /* Bytes buffered that do not form a complete frame yet. */

@@ -179,6 +179,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.idle_timeout_ms, 60000);
   assert_int_equal(c.shutdown_timeout_ms, 5000);
   assert_int_equal(c.output_high_water, 1048576);
+  assert_int_equal(c.max_pending_calls, 1024);
 
   assert_int_equal(c.nlistens, 1);
   const jrpcd_listen_conf_t *l = &c.listens[0];
@@ -214,6 +215,7 @@ static void test_every_key(void **state) {
               "idle_timeout_ms = 0\n"
               "shutdown_timeout_ms = 4294967295\n"
               "output_high_water = 1099511627776\n"
+              "max_pending_calls = 1000000\n"
               "\n"
               "[listen sock]\n"
               "unix = /run/x/y.sock\n"
@@ -240,11 +242,12 @@ static void test_every_key(void **state) {
   assert_int_equal(c.idle_timeout_ms, 0);
   assert_int_equal(c.shutdown_timeout_ms, 4294967295u);
   assert_int_equal(c.output_high_water, UINT64_C(1) << 40);
+  assert_int_equal(c.max_pending_calls, 1000000);
 
   assert_int_equal(c.nlistens, 2);
   const jrpcd_listen_conf_t *u = &c.listens[0], *t = &c.listens[1];
   assert_string_equal(u->name, "sock");
-  assert_int_equal(u->line, 15);
+  assert_int_equal(u->line, 16);
   assert_int_equal(u->kind, JRPCD_LISTEN_UNIX);
   assert_string_equal(u->path, "/run/x/y.sock");
   assert_int_equal(u->mode, 0600);
@@ -254,7 +257,7 @@ static void test_every_key(void **state) {
   assert_null(u->host);
 
   assert_string_equal(t->name, "net");
-  assert_int_equal(t->line, 22);
+  assert_int_equal(t->line, 23);
   assert_int_equal(t->kind, JRPCD_LISTEN_TCP);
   assert_string_equal(t->host, "0.0.0.0");
   assert_int_equal(t->port, 65535);
@@ -265,7 +268,7 @@ static void test_every_key(void **state) {
 
   assert_int_equal(c.nplugins, 1);
   assert_string_equal(c.plugins[0].name, "m");
-  assert_int_equal(c.plugins[0].line, 26);
+  assert_int_equal(c.plugins[0].line, 27);
   jrpcd_config_free(&c);
 
   /* The other spellings of the words. */
@@ -346,6 +349,9 @@ static void test_bounds(void **state) {
       {"idle_timeout_ms", "4294967296", 0},
       {"shutdown_timeout_ms", "0", 1},
       {"shutdown_timeout_ms", "4294967296", 0},
+      {"max_pending_calls", "1", 1},
+      {"max_pending_calls", "0", 0},
+      {"max_pending_calls", "1000001", 0},
       {"output_high_water", "4096", 1},
       {"output_high_water", "4095", 0},
       {"output_high_water", "1099511627777", 0},
@@ -601,7 +607,7 @@ static void test_errors(void **state) {
   /* Unknown and repeated keys. */
   expect_error("[server]\nworkers = 1\nworker = 2\n", 3,
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
-               "output_high_water)");
+               "output_high_water, max_pending_calls)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
@@ -959,6 +965,7 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.idle_timeout_ms, d.idle_timeout_ms);
   assert_int_equal(c.shutdown_timeout_ms, d.shutdown_timeout_ms);
   assert_int_equal(c.output_high_water, d.output_high_water);
+  assert_int_equal(c.max_pending_calls, d.max_pending_calls);
   jrpcd_config_free(&d);
 
   assert_int_equal(c.nlistens, 2);
