@@ -300,6 +300,20 @@ static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
   return best;
 }
 
+/* One log line per second at most, however fast clients knock. */
+static void refused(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
+  uint64_t now = uv_now(&w->loop);
+  w->refused++;
+  if (w->refused_logged && now - w->refused_logged < 1000)
+    return;
+  jrpcd_warn("%s: max_connections (%u) reached: closed %llu new "
+             "connection%s at once",
+             l->desc, w->srv->conf.max_connections,
+             (unsigned long long)w->refused, w->refused == 1 ? "" : "s");
+  w->refused = 0;
+  w->refused_logged = now ? now : 1;
+}
+
 void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
                        const jrpcd_listener_t *l) {
   jrpcd_server_t *srv = w->srv;
@@ -318,9 +332,7 @@ void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
   if (n >= srv->conf.max_connections || w->stopping) {
     atomic_fetch_sub(&srv->nconns, 1);
     if (!w->stopping)
-      jrpcd_warn("%s: max_connections (%u) reached: closing a new "
-                 "connection",
-                 l->desc, srv->conf.max_connections);
+      refused(w, l);
     uv_close(&c->h.h, on_closed);
     return;
   }

@@ -72,6 +72,8 @@ typedef struct jrpcd_worker {
   uint32_t nconns;
   atomic_uint load; /* connections, as other workers see it */
   uint32_t nwork;   /* queue_work tasks not done */
+  uint64_t refused;        /* connections over max_connections, not logged */
+  uint64_t refused_logged; /* uv_now of the last such log line */
   uint8_t stopping; /* shutdown began */
   uint8_t stopped;  /* handles closed; the loop is ending */
   /* Shared with other threads, under mu. */
