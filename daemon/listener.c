@@ -90,6 +90,15 @@ static int clear_stale(jrpcd_listener_t *l, const struct sockaddr_un *sa,
   return 0;
 }
 
+/* Removes the socket file if it is still the one our bind made: another
+ * jrpcd may have replaced it since (after someone deleted ours). */
+static void remove_ours(const jrpcd_listener_t *l) {
+  struct stat st;
+  if (l->path && lstat(l->path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+      st.st_dev == l->dev && st.st_ino == l->ino)
+    unlink(l->path);
+}
+
 static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
                      char *err, size_t errlen) {
   struct sockaddr_un sa;
@@ -120,6 +129,11 @@ static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
   if (bind(l->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
     return fail(err, errlen, l, "bind", errno);
   l->path = strdup(c->path);
+  struct stat st;
+  if (lstat(c->path, &st) == 0) {
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+  }
   /* Permissions before listen(): until then nobody can connect anyway. */
   if (chmod(c->path, (mode_t)c->mode) != 0)
     return fail(err, errlen, l, "chmod", errno);
@@ -181,8 +195,8 @@ int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
       l->is_unix ? open_unix(l, c, err, errlen) : open_tcp(l, c, err, errlen);
   if (rc) {
     /* path is set once our bind made the file: only then is it ours. */
-    if (l->fd >= 0 && l->path)
-      unlink(l->path);
+    if (l->fd >= 0)
+      remove_ours(l);
     if (l->fd >= 0)
       close(l->fd);
     free(l->path);
@@ -195,9 +209,8 @@ int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
 
 void jrpcd_listener_close(jrpcd_listener_t *l) {
   if (l->fd >= 0) {
+    remove_ours(l);
     close(l->fd);
-    if (l->path)
-      unlink(l->path);
   }
   free(l->path);
   free(l->name);

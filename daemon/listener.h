@@ -5,6 +5,7 @@
 #define JRPCD_LISTENER_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "config.h"
 
@@ -13,6 +14,8 @@ typedef struct jrpcd_listener {
   int fd; /* bound and listening; -1 when closed */
   int is_unix;
   char *path; /* unix: the socket file, removed on close */
+  dev_t dev;  /* of the file our bind made: only that one is removed */
+  ino_t ino;
   jrpc__framing_t framing;
   char desc[160]; /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
 } jrpcd_listener_t;

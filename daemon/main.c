@@ -101,8 +101,9 @@ static int check_only(jrpcd_config_t *c) {
   jrpcd_gen_describe(g, stdout);
   int bad = g->failed > 0;
   if (bad)
-    printf("%zu plugins failed to load (%s with strict_plugins = %s)\n",
-           g->failed, strict ? "fatal" : "skipped", strict ? "yes" : "no");
+    printf("%zu plugin%s failed to load (%s with strict_plugins = %s)\n",
+           g->failed, g->failed == 1 ? "" : "s", strict ? "fatal" : "skipped",
+           strict ? "yes" : "no");
   jrpcd_gen_release(g);
   return bad;
 }

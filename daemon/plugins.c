@@ -113,17 +113,27 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   free(g);
 }
 
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 void jrpcd_gen_describe(const jrpcd_gen_t *g, FILE *f) {
+  const char **names = calloc(g->reg.count ? g->reg.count : 1, sizeof(*names));
   for (size_t i = 0; i < g->nplugins; i++) {
     const jrpcd_plugin_t *p = &g->plugins[i];
     fprintf(f, "plugin %s (%s, module %s %s):", p->name, p->path,
             p->mod.info->name ? p->mod.info->name : "?",
             p->mod.info->version ? p->mod.info->version : "?");
-    for (uint32_t k = 0; k <= g->reg.mask; k++) {
+    size_t n = 0;
+    for (uint32_t k = 0; names && k <= g->reg.mask; k++) {
       const jrpc__method_t *m = &g->reg.slots[k];
       if (m->name && m->owner == &p->mod)
-        fprintf(f, " %s", m->name);
+        names[n++] = m->name;
     }
+    qsort(names, n, sizeof(*names), by_name); /* the table's order is noise */
+    for (size_t k = 0; k < n; k++)
+      fprintf(f, " %s", names[k]);
     fputc('\n', f);
   }
+  free(names);
 }

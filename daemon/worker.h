@@ -70,12 +70,12 @@ typedef struct jrpcd_worker {
   size_t nservers;
   jrpcd_conn_t conns; /* list head */
   uint32_t nconns;
-  atomic_uint load; /* connections, as other workers see it */
-  uint32_t nwork;   /* queue_work tasks not done */
+  atomic_uint load;        /* connections, as other workers see it */
+  uint32_t nwork;          /* queue_work tasks not done */
   uint64_t refused;        /* connections over max_connections, not logged */
   uint64_t refused_logged; /* uv_now of the last such log line */
-  uint8_t stopping; /* shutdown began */
-  uint8_t stopped;  /* handles closed; the loop is ending */
+  uint8_t stopping;        /* shutdown began */
+  uint8_t stopped;         /* handles closed; the loop is ending */
   /* Shared with other threads, under mu. */
   pthread_mutex_t mu;
   jrpcd_post_t *posts, *posts_tail;

@@ -1,0 +1,247 @@
+# lib.sh - helpers shared by the shell tests in tests/cli; sourced, not run.
+#
+# The sourcing script sets JRPCD (the daemon binary) before calling
+# setup_tmp. Every wait here is bounded: a daemon that hangs fails the test
+# instead of stalling ctest until its TIMEOUT.
+# shellcheck shell=bash
+
+# Seconds a daemon may take to start serving, or to stop after SIGTERM.
+# Generous because the sanitizer build is several times slower.
+START_LIMIT_S=${START_LIMIT_S:-15}
+STOP_LIMIT_S=${STOP_LIMIT_S:-15}
+
+T=""               # this test's private temporary directory
+declare -a DAEMON_PIDS=()  # daemons started in the background, for cleanup
+FAILURES=0
+
+die() {
+  printf 'FAIL: %s\n' "$*" >&2
+  exit 1
+}
+
+# A failed check that lets the test go on, so one run reports every problem.
+# The expect_* helpers return 1 after fail() so that they can be chained
+# with && (call them in an if, or add || true: set -e is on); expect_call
+# and stop_daemon always return 0.
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  FAILURES=$((FAILURES + 1))
+}
+
+pass() {
+  printf 'ok: %s\n' "$*"
+}
+
+finish() {
+  if ((FAILURES > 0)); then
+    printf '%s: %d check(s) failed\n' "${0##*/}" "$FAILURES" >&2
+    exit 1
+  fi
+  printf '%s: all checks passed\n' "${0##*/}"
+}
+
+cleanup() {
+  local pid
+  # Only the daemons this script started, by pid.
+  for pid in "${DAEMON_PIDS[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  if [[ -n "$T" && -d "$T" ]]; then
+    rm -rf -- "$T"
+  fi
+}
+
+# A private directory under /tmp unless TMPDIR is short enough: Unix socket
+# paths inside it must stay below the 107-byte sun_path limit.
+setup_tmp() {
+  local base=${TMPDIR:-/tmp}
+  if ((${#base} > 40)); then
+    base=/tmp
+  fi
+  T=$(mktemp -d "$base/jrpcd-test.XXXXXX") || die "mktemp -d failed"
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+need_file() {
+  [[ -e "$1" ]] || die "$2 not found: $1 (was the build run?)"
+}
+
+need_cmd() {
+  command -v "$1" >/dev/null 2>&1 || die "$1 is required but not installed"
+}
+
+# Fails the test when a sanitizer wrote a report into the given stderr log:
+# under JRPC_SANITIZE every jrpcd run must be clean, whatever its exit code.
+check_sanitizer() {
+  local log=$1 what=$2
+  if grep -qE 'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error' "$log"; then
+    fail "$what: sanitizer report in $log:"
+    sed 's/^/    /' "$log" >&2
+    return 1
+  fi
+  return 0
+}
+
+# run_jrpcd NAME ARGS...: runs jrpcd in the foreground, bounded by timeout,
+# with stdout in $T/NAME.out and stderr in $T/NAME.err; sets RC.
+run_jrpcd() {
+  local name=$1
+  shift
+  RC=0
+  timeout -k 5 "$START_LIMIT_S" "$JRPCD" "$@" >"$T/$name.out" 2>"$T/$name.err" || RC=$?
+  if ((RC == 124 || RC == 137)); then
+    fail "$name: jrpcd $* did not exit within ${START_LIMIT_S}s"
+  fi
+  check_sanitizer "$T/$name.err" "$name" || true
+}
+
+# Prints a file indented, for failure messages.
+show() {
+  local f
+  for f in "$@"; do
+    printf '  --- %s\n' "${f##*/}" >&2
+    if [[ -s "$f" ]]; then
+      sed 's/^/  | /' "$f" >&2
+    else
+      printf '  | (empty)\n' >&2
+    fi
+  done
+}
+
+expect_rc() {
+  local name=$1 want=$2
+  if [[ "$RC" != "$want" ]]; then
+    fail "$name: exit status $RC, expected $want"
+    show "$T/$name.out" "$T/$name.err"
+    return 1
+  fi
+  return 0
+}
+
+# expect_in NAME STREAM TEXT: STREAM (out or err) of run NAME holds TEXT,
+# taken literally.
+expect_in() {
+  local name=$1 stream=$2 text=$3
+  if ! grep -qF -- "$text" "$T/$name.$stream"; then
+    fail "$name: std$stream lacks: $text"
+    show "$T/$name.out" "$T/$name.err"
+    return 1
+  fi
+  return 0
+}
+
+expect_not_in() {
+  local name=$1 stream=$2 text=$3
+  if grep -qF -- "$text" "$T/$name.$stream"; then
+    fail "$name: std$stream should not contain: $text"
+    show "$T/$name.out" "$T/$name.err"
+    return 1
+  fi
+  return 0
+}
+
+expect_empty() {
+  local name=$1 stream=$2
+  if [[ -s "$T/$name.$stream" ]]; then
+    fail "$name: std$stream should be empty"
+    show "$T/$name.$stream"
+    return 1
+  fi
+  return 0
+}
+
+# True while PID is a live process. A zombie counts as gone: kill -0
+# succeeds on a zombie, so /proc tells the difference.
+alive() {
+  local pid=$1 stat
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [[ "${stat%% *}" != Z ]]
+}
+
+# Once reaped, a pid may be reused by anyone: cleanup must not signal it.
+forget_pid() {
+  local p keep=()
+  for p in "${DAEMON_PIDS[@]}"; do
+    [[ "$p" == "$1" ]] || keep+=("$p")
+  done
+  DAEMON_PIDS=("${keep[@]}")
+}
+
+# Whether something accepts connections on a Unix socket path.
+unix_connects() {
+  timeout 5 socat -u /dev/null "UNIX-CONNECT:$1" >/dev/null 2>&1
+}
+
+# start_daemon NAME CONF SOCKET: jrpcd -c CONF in the background, logs in
+# $T/NAME.{out,err}; returns once SOCKET accepts connections. Sets PID.
+start_daemon() {
+  local name=$1 conf=$2 sock=$3 i
+  "$JRPCD" -c "$conf" >"$T/$name.out" 2>"$T/$name.err" &
+  PID=$!
+  DAEMON_PIDS+=("$PID")
+  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+    if ! alive "$PID"; then
+      local rc=0
+      wait "$PID" || rc=$?
+      forget_pid "$PID"
+      show "$conf" "$T/$name.err"
+      die "$name: jrpcd -c ${conf##*/} exited with status $rc instead of serving"
+    fi
+    if [[ -S "$sock" ]] && unix_connects "$sock"; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  show "$T/$name.err"
+  die "$name: jrpcd did not accept connections on $sock within ${START_LIMIT_S}s"
+}
+
+# stop_daemon NAME PID [SOCKET [SIGNAL]]: SIGNAL (default TERM), then the
+# daemon must exit 0 within STOP_LIMIT_S, leave no sanitizer report and
+# remove SOCKET.
+stop_daemon() {
+  local name=$1 pid=$2 sock=${3:-} sig=${4:-TERM} i rc=0
+  kill "-$sig" "$pid" 2>/dev/null || true
+  for ((i = 0; i < STOP_LIMIT_S * 20; i++)); do
+    alive "$pid" || break
+    sleep 0.05
+  done
+  if alive "$pid"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    forget_pid "$pid"
+    show "$T/$name.err"
+    fail "$name: jrpcd did not exit within ${STOP_LIMIT_S}s of SIG$sig (killed)"
+    return 0 # recorded; the test goes on to its other checks
+  fi
+  wait "$pid" || rc=$?
+  forget_pid "$pid"
+  check_sanitizer "$T/$name.err" "$name" || true
+  if ((rc != 0)); then
+    fail "$name: jrpcd exited with status $rc after SIG$sig, expected 0"
+    show "$T/$name.err"
+  fi
+  if [[ -n "$sock" && -e "$sock" ]]; then
+    fail "$name: the socket file $sock is still there after the stop"
+  fi
+}
+
+# call SOCKET JSON: one request line to a newline-framed Unix listener;
+# prints the reply.
+call() {
+  printf '%s\n' "$2" | timeout 10 socat -t 5 - "UNIX-CONNECT:$1"
+}
+
+# expect_call NAME SOCKET JSON REPLY: the reply must be exactly REPLY.
+expect_call() {
+  local name=$1 sock=$2 req=$3 want=$4 got
+  got=$(call "$sock" "$req") || true
+  if [[ "$got" != "$want" ]]; then
+    fail "$name: $req"
+    printf '  expected: %s\n  got:      %s\n' "$want" "$got" >&2
+    return 0 # recorded; the test goes on to its other checks
+  fi
+  pass "$name: $req -> $got"
+}

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# readme_socat.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+#
+# Runs the socat examples of README.md verbatim against a live jrpcd and
+# compares their output with the README's, byte for byte. The README is the
+# thing under test: if its examples stop working, or the markers around them
+# disappear, this fails.
+#
+# The examples sit between "<!-- socat-examples ... -->" and
+# "<!-- /socat-examples -->" in ```sh blocks: a line starting with "$ " is a
+# command, the lines after it up to the next command or the closing ``` are
+# its expected stdout.
+#
+# They connect to ${XDG_RUNTIME_DIR:-/tmp}/jrpcd.sock and 127.0.0.1:7400, so
+# the daemon listens exactly there, with XDG_RUNTIME_DIR pointing into this
+# test's own directory. Port 7400 cannot be moved without editing the
+# commands, so a busy port skips the test (exit 77) instead of failing it.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
+
+(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+# Absolute paths: configs name them, and messages are matched against them.
+JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
+HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
+README=$(realpath -e -- "$4")/README.md || die "repo root not found: $4"
+readonly PORT=7400 SKIP=77
+
+declare -a CMDS=() WANTS=()
+
+# Fills CMDS and WANTS from the README; dies when the section is malformed.
+parse_examples() {
+  local line state=before n=0 lineno=0 cur=-1
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    lineno=$((lineno + 1))
+    case $state in
+    before)
+      if [[ "$line" == '<!-- socat-examples'* ]]; then
+        state=between
+      fi
+      ;;
+    between)
+      if [[ "$line" == '<!-- /socat-examples -->'* ]]; then
+        state=after
+        break
+      elif [[ "$line" == '```sh' ]]; then
+        state=block
+        n=$((n + 1))
+        cur=-1
+      elif [[ "$line" == '```'* ]]; then
+        die "README.md:$lineno: a code block in the socat examples that is not \`\`\`sh (is the '<!-- /socat-examples -->' marker missing?)"
+      fi
+      ;;
+    block)
+      if [[ "$line" == '```' ]]; then
+        ((cur >= 0)) || die "README.md:$lineno: a \`\`\`sh block without a \"\$ \" command line"
+        state=between
+      elif [[ "$line" == '$ '* ]]; then
+        CMDS+=("${line#'$ '}")
+        WANTS+=("")
+        cur=$((${#CMDS[@]} - 1))
+      elif ((cur < 0)); then
+        die "README.md:$lineno: output before any \"\$ \" command: $line"
+      else
+        WANTS[cur]+="$line"$'\n'
+      fi
+      ;;
+    esac
+  done <"$README"
+  case $state in
+  before) die "README.md has no '<!-- socat-examples' marker" ;;
+  between) die "README.md has no '<!-- /socat-examples -->' marker after the examples" ;;
+  block) die "README.md: a \`\`\`sh block in the socat examples is not closed" ;;
+  esac
+  ((n > 0)) || die "README.md: no \`\`\`sh blocks between the socat-examples markers"
+  pass "README.md: ${#CMDS[@]} commands in $n blocks"
+}
+
+# Exit 77 (ctest: skipped) when something already listens on the port.
+require_free_port() {
+  local busy=""
+  if command -v ss >/dev/null 2>&1 &&
+    [[ -n "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ]]; then
+    busy="ss lists a listener"
+  elif timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then
+    busy="a connection succeeded"
+  fi
+  if [[ -n "$busy" ]]; then
+    echo "SKIP: 127.0.0.1:$PORT is in use ($busy); the README examples need that port"
+    exit "$SKIP"
+  fi
+}
+
+write_config() {
+  cat >"$T/jrpcd.conf" <<EOF
+# The README's serving setup: its Unix socket and TCP port, newline framing
+# on both, the sample plugins of this build.
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+shutdown_timeout_ms = 5000
+
+[listen local]
+unix = $T/jrpcd.sock
+mode = 0600
+
+[listen tcp]
+tcp = 127.0.0.1:$PORT
+framing = newline
+
+[plugin math]
+path = math.so
+
+[plugin echo]
+path = echo.so
+
+[plugin sleep]
+path = sleep.so
+EOF
+}
+
+# Starts the daemon; a bind race on the port (taken after the check) is a
+# skip too, not a failure.
+start() {
+  local i
+  "$JRPCD" -c "$T/jrpcd.conf" >"$T/daemon.out" 2>"$T/daemon.err" &
+  PID=$!
+  DAEMON_PIDS+=("$PID")
+  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+    if ! alive "$PID"; then
+      local rc=0
+      wait "$PID" || rc=$?
+      forget_pid "$PID"
+      check_sanitizer "$T/daemon.err" daemon || true
+      if grep -q "tcp:127.0.0.1:$PORT: bind: Address already in use" "$T/daemon.err"; then
+        echo "SKIP: 127.0.0.1:$PORT was taken while jrpcd started"
+        exit "$SKIP"
+      fi
+      show "$T/daemon.err"
+      die "jrpcd exited with status $rc instead of serving"
+    fi
+    if [[ -S "$T/jrpcd.sock" ]] && unix_connects "$T/jrpcd.sock" &&
+      timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  show "$T/daemon.err"
+  die "jrpcd did not serve both listeners within ${START_LIMIT_S}s"
+}
+
+# Runs every command with bash as written, in an environment where
+# ${XDG_RUNTIME_DIR:-/tmp} is this test's directory.
+run_examples() {
+  local i rc
+  for i in "${!CMDS[@]}"; do
+    printf '%s' "${WANTS[i]}" >"$T/want.$i"
+    rc=0
+    XDG_RUNTIME_DIR=$T timeout 20 bash -c "${CMDS[i]}" >"$T/got.$i" 2>"$T/stderr.$i" || rc=$?
+    if ((rc != 0)); then
+      fail "example $((i + 1)) exited with status $rc: ${CMDS[i]}"
+      show "$T/stderr.$i"
+    fi
+    if cmp -s "$T/want.$i" "$T/got.$i"; then
+      pass "example $((i + 1)): ${CMDS[i]}"
+    else
+      fail "example $((i + 1)) printed something else than README.md shows: ${CMDS[i]}"
+      diff -u --label README.md --label actual "$T/want.$i" "$T/got.$i" >&2 || true
+    fi
+  done
+}
+
+main() {
+  need_file "$JRPCD" jrpcd
+  need_file "$HANDLERS/math.so" "the math plugin"
+  need_file "$README" README.md
+  need_cmd socat
+  setup_tmp
+  parse_examples
+  require_free_port
+  write_config
+  start
+  run_examples
+  stop_daemon daemon "$PID" "$T/jrpcd.sock"
+  finish
+}
+
+main "$@"
