@@ -328,8 +328,9 @@ int jrpc__batch_take(jrpc__batch_t *b, jrpc__outbuf_t *o, jrpc__outmark_t m) {
     return JRPC_ENOMEM;
   /* Bytes after m: the segment chain from m.seg on. */
   int rc = 0;
-  for (jrpc__seg_t *s = m.seg; s; s = s->next) {
-    const char *from = s == m.seg ? m.p : s->data;
+  /* A mark taken on an empty chain has no segment: start at the head. */
+  for (jrpc__seg_t *s = m.seg ? m.seg : o->head; s; s = s->next) {
+    const char *from = s == m.seg ? m.p : s->data + s->off;
     const char *to = s == o->tail ? o->p : s->data + s->len;
     if (to > from)
       rc |= jrpc__out_put(&b->out, from, (size_t)(to - from));
