@@ -36,6 +36,12 @@ static int api_register(jrpc_reg_t *r, const char *name, jrpc_handler_fn fn,
   return rc;
 }
 
+static int api_init_error(jrpc_reg_t *r, const char *msg) {
+  jrpc__regctx_t *ctx = REGCTX(r);
+  snprintf(ctx->err, sizeof(ctx->err), "%s", msg ? msg : "(no message)");
+  return JRPC_EINVAL;
+}
+
 static const char *api_conf_get(jrpc_reg_t *r, const char *key) {
   const char *const *kv = REGCTX(r)->conf;
   for (; kv && kv[0]; kv += 2)
@@ -231,4 +237,5 @@ const struct jrpc_api jrpc__api = {
     api_finish,
     api_post,
     api_queue_work,
+    api_init_error,
 };

@@ -321,10 +321,10 @@ static void fini(void *mod_data) {
 
 static int init(jrpc_reg_t *r, void **mod_data) {
   int64_t max_ms;
-  /* init has no channel for a message: a bad value just fails the load. */
   int rc = parse_max_ms(jrpc_conf_get(r, "max_ms"), &max_ms);
   if (rc)
-    return rc;
+    return jrpc_init_error(r, "max_ms: expected a whole number of "
+                              "milliseconds from 0 to 2147483647");
   sleeper_t *s = calloc(1, sizeof(*s));
   if (!s)
     return JRPC_ENOMEM;

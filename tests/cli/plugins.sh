@@ -201,6 +201,14 @@ test_plugin_keys() {
   expect_call keys2 "$sock" "$(rpc fx.greeting)" "$(result '"a#b"')"
   stop_daemon keys2 "$PID" "$sock"
 
+  # A plugin that rejects its key says why, through jrpc_init_error.
+  write_conf "$T/badkey.conf" "$sock" yes "sleep=sleep.so|max_ms = abc"
+  run_jrpcd badkey -t -c "$T/badkey.conf"
+  if expect_rc badkey 1 &&
+    expect_in badkey err "sleep.so: init failed: max_ms: expected a whole number"; then
+    pass "a plugin's own init error message reaches the log"
+  fi
+
   # Without the key fx_good does not register fx.greeting at all.
   write_conf "$T/nokeys.conf" "$sock" yes "good=$FX/fx_good.so"
   start_daemon nokeys "$T/nokeys.conf" "$sock"

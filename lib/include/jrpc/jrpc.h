@@ -174,6 +174,9 @@ struct jrpc_api {
   int (*post)(jrpc_call_t *c, jrpc_post_fn fn, void *arg);
   int (*queue_work)(jrpc_call_t *c, jrpc_work_fn work, jrpc_post_fn done,
                     void *arg);
+
+  /* ---- 1.0: registration, continued ---- */
+  int (*init_error)(jrpc_reg_t *r, const char *msg);
 };
 
 /* Log levels for jrpc_log(). */
@@ -191,7 +194,14 @@ static inline int jrpc_register(jrpc_reg_t *r, const char *name,
                                 jrpc_handler_fn fn, void *udata) {
   return JRPC__API(r)->register_method(r, name, fn, udata);
 }
-/* A key of the module's [plugin NAME] config section, or NULL. */
+/* Inside init: why the module cannot start, for jrpcd's error message
+ * ("sleep.so: init failed: max_ms: \"abc\" is not a number"). Returns
+ * JRPC_EINVAL, so that init can `return jrpc_init_error(r, "...")`. */
+static inline int jrpc_init_error(jrpc_reg_t *r, const char *msg) {
+  return JRPC__API(r)->init_error(r, msg);
+}
+/* A key of the module's [plugin NAME] config section, or NULL. The string
+ * is valid during init only: copy what you keep. */
 static inline const char *jrpc_conf_get(jrpc_reg_t *r, const char *key) {
   return JRPC__API(r)->conf_get(r, key);
 }
