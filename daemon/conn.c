@@ -401,9 +401,11 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
   if (c->closed)
     return;
   stop_reading(c);
-  if (!c->finishing) {
+  if (!c->finishing && !c->paused) {
     /* Answer what the peer sent before the stop: whatever is already in
-     * the socket's receive buffer, read without waiting. */
+     * the socket's receive buffer, read without waiting. (Not for a client
+     * that was paused for not reading its replies: what it sent since was
+     * never taken in.) */
     int fd = -1;
     uv_fileno(&c->h.h, &fd);
     for (int guard = 0;
@@ -424,8 +426,8 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
       }
       break;
     }
-    c->finishing = 1;
   }
+  c->finishing = 1;
   if (!c->closed)
     jrpcd_conn_flush(c);
 }
