@@ -152,12 +152,14 @@ static void update_flow(jrpcd_conn_t *c) {
 }
 
 void jrpcd_conn_flush(jrpcd_conn_t *c) {
-  if (c->closed || c->writing)
+  if (c->closed)
     return;
   const char *ptrs[IOV_MAX_BATCH];
   size_t lens[IOV_MAX_BATCH];
   uv_buf_t bufs[IOV_MAX_BATCH];
-  for (;;) {
+  /* With a write in flight, on_written comes back here; until then the
+   * output only grows, and the flow check below must still see it. */
+  while (!c->writing) {
     size_t k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
     if (k == 0)
       break;

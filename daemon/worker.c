@@ -86,11 +86,47 @@ static void host_output(void *arg, jrpc__sink_t *sink) {
   jrpcd_conn_flush(jrpcd_conn_of_sink(sink));
 }
 
+static void drop_gens(jrpcd_worker_t *w) {
+  for (size_t i = 0; i < w->ndrops; i++)
+    jrpcd_gen_release(w->drops[i]);
+  w->ndrops = 0;
+}
+
+static void on_after(uv_check_t *h) {
+  jrpcd_worker_t *w = h->data;
+  drop_gens(w);
+  uv_check_stop(h);
+}
+
+/* A deferred call lets go of its plugins when it finishes, but it finishes
+ * from inside that plugin's code (a posted callback, a work's done): if
+ * this were the last hold, fini and dlclose would pull the code out from
+ * under the running callback. The release waits for the end of the loop
+ * turn instead. */
 static void host_hold(void *arg, const jrpc__registry_t *reg, int delta) {
-  if (delta > 0)
-    jrpcd_gen_hold(jrpcd_gen_of(reg));
-  else
-    jrpcd_gen_release(jrpcd_gen_of(reg));
+  jrpcd_worker_t *w = arg;
+  jrpcd_gen_t *g = jrpcd_gen_of(reg);
+  if (delta > 0) {
+    jrpcd_gen_hold(g);
+    return;
+  }
+  if (w->ndrops == w->capdrops) {
+    size_t cap = w->capdrops ? 2 * w->capdrops : 16;
+    jrpcd_gen_t **v = realloc(w->drops, cap * sizeof(*v));
+    if (!v) {
+      /* Without memory, keep the generation loaded for good rather than
+       * risk unloading it under a caller. */
+      jrpcd_error("worker %u: out of memory; plugin generation %u stays "
+                  "loaded",
+                  w->index, g->serial);
+      return;
+    }
+    w->drops = v;
+    w->capdrops = cap;
+  }
+  w->drops[w->ndrops++] = g;
+  if (!w->stopped)
+    uv_check_start(&w->after, on_after);
 }
 
 static const jrpc__host_t host_ops = {host_post, host_queue_work, host_output,
@@ -122,6 +158,7 @@ static void check_stopped(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->wake, on_handle_closed);
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
+  uv_close((uv_handle_t *)&w->after, on_handle_closed);
 }
 
 static void run_posts(jrpcd_worker_t *w) {
@@ -322,6 +359,8 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->tick.data = w;
   uv_timer_init(&w->loop, &w->deadline);
   w->deadline.data = w;
+  uv_check_init(&w->loop, &w->after);
+  w->after.data = w;
   uint64_t idle = srv->conf.idle_timeout_ms;
   uint64_t every = idle ? (idle / 4 < 1000 ? idle / 4 + 1 : 1000) : 0;
   if (every)
@@ -375,12 +414,19 @@ void jrpcd_worker_join(jrpcd_worker_t *w) {
   pthread_mutex_unlock(&w->mu);
   if (stale)
     jrpcd_gen_release(stale);
+  drop_gens(w);
   jrpcd_gen_release(w->gen);
   w->gen = NULL;
 }
 
 void jrpcd_worker_free(jrpcd_worker_t *w) {
+  /* Calls the engine ends now (never finished) let go of their plugins
+   * here; the server releases its own hold first, so nothing of a plugin
+   * runs any more. */
   jrpc__engine_free(&w->engine);
+  drop_gens(w);
+  free(w->drops);
+  w->drops = NULL;
   free(w->servers);
   w->servers = NULL;
   pthread_mutex_destroy(&w->mu);

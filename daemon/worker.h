@@ -64,6 +64,9 @@ typedef struct jrpcd_worker {
   uv_async_t wake;
   uv_timer_t tick;     /* idle sweep; during shutdown, progress checks */
   uv_timer_t deadline; /* shutdown_timeout_ms */
+  uv_check_t after;    /* after the loop turn's callbacks: drops */
+  jrpcd_gen_t **drops; /* generations deferred calls let go of */
+  size_t ndrops, capdrops;
   jrpc__engine_t engine;
   jrpcd_gen_t *gen;        /* held */
   jrpcd_handle_t *servers; /* one per listener */
