@@ -55,6 +55,7 @@ enum server_key {
   S_SHUTDOWN_TIMEOUT_MS,
   S_OUTPUT_HIGH_WATER,
   S_MAX_PENDING_CALLS,
+  S_MAX_PENDING_CALLS_TOTAL,
   S_COUNT
 };
 
@@ -72,6 +73,7 @@ static const char *const server_keys[S_COUNT] = {
     "shutdown_timeout_ms",
     "output_high_water",
     "max_pending_calls",
+    "max_pending_calls_total",
 };
 
 enum listen_key { L_UNIX, L_TCP, L_MODE, L_OWNER, L_GROUP, L_FRAMING, L_COUNT };
@@ -438,6 +440,8 @@ static int server_key(parse_t *p, const char *key, const char *value) {
                   &c->output_high_water);
   case S_MAX_PENDING_CALLS:
     return number_u32(p, key, value, 1, 1000000, &c->max_pending_calls);
+  case S_MAX_PENDING_CALLS_TOTAL:
+    return number_u32(p, key, value, 1, 100000000, &c->max_pending_calls_total);
   case S_COUNT:
     break;
   }
@@ -905,6 +909,7 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
   c->shutdown_timeout_ms = 5000;
   c->output_high_water = 1048576;
   c->max_pending_calls = 1024;
+  c->max_pending_calls_total = 65536;
   if (!(c->file = copy(&p, name)) || !(c->parser = copy(&p, "auto")) ||
       !(c->plugin_dir = copy(&p, JRPCD_PLUGIN_DIR)))
     goto done;

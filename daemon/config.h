@@ -40,21 +40,23 @@ typedef struct jrpcd_plugin_conf {
 } jrpcd_plugin_conf_t;
 
 typedef struct jrpcd_config {
-  char *file;                   /* path as given, or "(built-in)" */
-  unsigned workers;             /* 0 in the file = one per CPU (resolved) */
-  char *parser;                 /* "jsmn", "simdjson" or "auto" */
-  char *plugin_dir;             /* default JRPCD_PLUGIN_DIR */
-  int log_level;                /* JRPC_LOG_ERROR .. JRPC_LOG_DEBUG */
-  int strict_plugins;           /* 1: a plugin failing to load is fatal */
-  uint32_t max_frame_bytes;     /* default 1048576 */
-  uint32_t max_batch;           /* default 1000 */
-  uint64_t max_response_bytes;  /* default 16777216 */
-  uint32_t max_connections;     /* default 4096 (per daemon) */
-  uint32_t idle_timeout_ms;     /* default 60000; 0 = never */
-  uint32_t shutdown_timeout_ms; /* default 5000 */
-  uint64_t output_high_water;   /* default 1048576: pause reading above */
-  uint32_t max_pending_calls;   /* default 1024: deferred calls per
-                                   connection before reading pauses */
+  char *file;                       /* path as given, or "(built-in)" */
+  unsigned workers;                 /* 0 in the file = one per CPU (resolved) */
+  char *parser;                     /* "jsmn", "simdjson" or "auto" */
+  char *plugin_dir;                 /* default JRPCD_PLUGIN_DIR */
+  int log_level;                    /* JRPC_LOG_ERROR .. JRPC_LOG_DEBUG */
+  int strict_plugins;               /* 1: a plugin failing to load is fatal */
+  uint32_t max_frame_bytes;         /* default 1048576 */
+  uint32_t max_batch;               /* default 1000 */
+  uint64_t max_response_bytes;      /* default 16777216 */
+  uint32_t max_connections;         /* default 4096 (per daemon) */
+  uint32_t idle_timeout_ms;         /* default 60000; 0 = never */
+  uint32_t shutdown_timeout_ms;     /* default 5000 */
+  uint64_t output_high_water;       /* default 1048576: pause reading above */
+  uint32_t max_pending_calls;       /* default 1024: deferred calls per
+                                       connection before reading pauses */
+  uint32_t max_pending_calls_total; /* default 65536: deferred calls in
+                                       the daemon; -32005 beyond */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

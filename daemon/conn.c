@@ -32,6 +32,10 @@ static void on_closed(uv_handle_t *h) {
   free(h->data);
 }
 
+static void on_bare_closed(uv_handle_t *h) {
+  free(h);
+}
+
 static void peer_of(jrpcd_conn_t *c) {
   jrpc_peer_t *p = &c->st.peer;
   int fd = -1;
@@ -135,7 +139,8 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof);
 static void update_flow(jrpcd_conn_t *c) {
   const jrpcd_config_t *conf = &c->w->srv->conf;
   uint64_t high = conf->output_high_water;
-  if (c->st.held && c->st.sink.calls <= conf->max_pending_calls / 2 &&
+  if (c->st.held && !c->w->deadline_passed &&
+      c->st.sink.calls <= conf->max_pending_calls / 2 &&
       jrpc__out_pending(&c->st.out) <= high / 2) {
     feed(c, 0, c->eof); /* comes back here */
     return;
@@ -152,7 +157,7 @@ static void update_flow(jrpcd_conn_t *c) {
 }
 
 void jrpcd_conn_flush(jrpcd_conn_t *c) {
-  if (c->closed)
+  if (c->closed || c->feeding)
     return;
   const char *ptrs[IOV_MAX_BATCH];
   size_t lens[IOV_MAX_BATCH];
@@ -203,7 +208,12 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
 }
 
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
+  /* While the stream works through its frames, replies finished inside
+   * them (a handler ending another deferred call) must not flush, and
+   * so perhaps close, this connection under it: the flush below does. */
+  c->feeding = 1;
   int rc = jrpc__stream_feed(&c->st, n, eof);
+  c->feeding = 0;
   if (rc == JRPC__ECLOSE) {
     /* Framing is lost (a length prefix over the limit): the -32001
      * reply goes out, then the connection closes. */
@@ -320,8 +330,21 @@ void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
                        const jrpcd_listener_t *l) {
   jrpcd_server_t *srv = w->srv;
   jrpcd_conn_t *c = conn_new(w, l);
-  if (!c)
-    return; /* libuv retries the accept on the next turn */
+  if (!c) {
+    /* libuv has accepted the socket already and waits for uv_accept
+     * before it accepts more: take it into a bare handle and close it. */
+    jrpcd_handle_t *h = malloc(sizeof(*h));
+    int ok = h && (l->is_unix ? uv_pipe_init(&w->loop, &h->pipe, 0)
+                              : uv_tcp_init(&w->loop, &h->tcp)) == 0;
+    if (ok) {
+      h->h.data = h;
+      uv_accept(server, &h->s);
+      uv_close(&h->h, on_bare_closed);
+    } else {
+      free(h);
+    }
+    return;
+  }
   int rc = uv_accept(server, &c->h.s);
   if (rc) {
     /* Another worker took it first (EAGAIN), or the peer is gone. */

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -121,8 +122,19 @@ int jrpcd_server_run(jrpcd_server_t *s) {
   jrpcd_info("serving %u methods from %zu plugins with %u workers",
              s->gen->reg.count, s->gen->nplugins, s->nworkers);
   uv_run(&s->loop, UV_RUN_DEFAULT);
-  for (unsigned i = 0; i < s->nworkers; i++)
+  int abandoned = 0;
+  for (unsigned i = 0; i < s->nworkers; i++) {
     jrpcd_worker_join(&s->workers[i]);
+    abandoned |= s->workers[i].abandoned;
+  }
+  if (abandoned) {
+    /* Handler tasks still run on the thread pool: unloading plugins or
+     * freeing their calls now would pull memory from under them. The
+     * replies are sent and the sockets closed; leave at once. */
+    free_listeners(s);
+    jrpcd_info("stopped (thread-pool tasks abandoned)");
+    _exit(0);
+  }
   jrpcd_info("stopped");
   return 0;
 }

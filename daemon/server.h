@@ -23,7 +23,8 @@ typedef struct jrpcd_server {
   unsigned gen_serial;
   atomic_uint nconns; /* all workers: for max_connections */
   atomic_ullong conn_ids;
-  uv_loop_t loop; /* main thread: signals */
+  _Atomic uint32_t live_calls; /* deferred calls, all workers */
+  uv_loop_t loop;              /* main thread: signals */
   uv_signal_t sig[3];
   int loop_ready;
 } jrpcd_server_t;

@@ -2,6 +2,7 @@
  * cross-thread wake-ups (stop, reload, posted calls), the host side of
  * deferred calls, and the graceful stop. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,33 +16,46 @@ typedef struct work_req {
   uv_work_t req;
   jrpcd_worker_t *w;
   jrpc_call_t *call;
+  const jrpc__registry_t *reg; /* held until done has returned */
   jrpc_work_fn work;
   jrpc_post_fn done;
   void *arg;
 } work_req_t;
 
+static void host_hold(void *arg, const jrpc__registry_t *reg, int delta);
+
 /* ---- the host side of deferred calls (async.h) ---- */
 
-static int host_post(void *arg, jrpc_call_t *d, jrpc_post_fn fn, void *fnarg) {
+static int host_post(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
+                     const jrpc__registry_t *reg, jrpc_post_fn fn,
+                     void *fnarg) {
   jrpcd_worker_t *w = arg;
-  jrpcd_post_t *p = malloc(sizeof(*p));
-  if (!p)
-    return JRPC_ENOMEM;
-  p->next = NULL;
-  p->call = d;
-  p->fn = fn;
-  p->arg = fnarg;
+  if (!node) {
+    node = malloc(sizeof(*node));
+    if (!node)
+      return JRPC_ENOMEM;
+    node->embedded = 0;
+  }
+  node->next = NULL;
+  node->call = d;
+  node->fn = fn;
+  node->arg = fnarg;
+  node->reg = reg;
   pthread_mutex_lock(&w->mu);
   if (w->posts_closed) {
     pthread_mutex_unlock(&w->mu);
-    free(p);
+    if (!node->embedded)
+      free(node);
     return JRPC_ECANCELED;
   }
+  /* fn is plugin code: its generation stays loaded until fn returns. */
+  if (reg)
+    jrpcd_gen_hold(jrpcd_gen_of(reg));
   if (w->posts_tail)
-    w->posts_tail->next = p;
+    w->posts_tail->next = node;
   else
-    w->posts = p;
-  w->posts_tail = p;
+    w->posts = node;
+  w->posts_tail = node;
   /* uv_async_send under the lock: once posts_closed is set, wake may be
    * closed, and no send may race with that. */
   uv_async_send(&w->wake);
@@ -59,25 +73,36 @@ static void work_done(uv_work_t *req, int status) {
   jrpcd_worker_t *w = wr->w;
   w->nwork--;
   wr->done(wr->call, wr->arg);
+  if (wr->reg)
+    host_hold(w, wr->reg, -1);
   free(wr);
 }
 
-static int host_queue_work(void *arg, jrpc_call_t *d, jrpc_work_fn work,
+static int host_queue_work(void *arg, jrpc_call_t *d,
+                           const jrpc__registry_t *reg, jrpc_work_fn work,
                            jrpc_post_fn done, void *fnarg) {
   jrpcd_worker_t *w = arg;
+  if (w->stopped)
+    return JRPC_ECANCELED;
   work_req_t *wr = malloc(sizeof(*wr));
   if (!wr)
     return JRPC_ENOMEM;
   wr->w = w;
   wr->call = d;
+  wr->reg = reg;
   wr->work = work;
   wr->done = done;
   wr->arg = fnarg;
   wr->req.data = wr;
-  if (uv_queue_work(&w->loop, &wr->req, work_run, work_done) != 0) {
+  int rc = uv_queue_work(&w->loop, &wr->req, work_run, work_done);
+  if (rc) {
     free(wr);
-    return JRPC_ECANCELED;
+    return rc == UV_ENOMEM ? JRPC_ENOMEM : JRPC_EINVAL;
   }
+  /* work and done are plugin code: keep it loaded until done returns,
+   * even if the call itself is ended by a shutdown meanwhile. */
+  if (reg)
+    jrpcd_gen_hold(jrpcd_gen_of(reg));
   w->nwork++;
   return 0;
 }
@@ -138,10 +163,7 @@ static void on_handle_closed(uv_handle_t *h) {}
 
 /* Everything answered and sent (or the deadline passed): close the
  * loop's own handles so that uv_run returns. */
-static void check_stopped(jrpcd_worker_t *w) {
-  if (!w->stopping || w->stopped || w->nconns > 0 ||
-      jrpc__async_live(&w->engine) > 0 || w->nwork > 0)
-    return;
+static void close_loop(jrpcd_worker_t *w) {
   w->stopped = 1;
   pthread_mutex_lock(&w->mu);
   w->posts_closed = 1;
@@ -161,21 +183,36 @@ static void check_stopped(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->after, on_handle_closed);
 }
 
+static void check_stopped(jrpcd_worker_t *w) {
+  if (!w->stopping || w->stopped || w->nconns > 0 ||
+      jrpc__async_live(&w->engine) > 0 || w->nwork > 0)
+    return;
+  close_loop(w);
+}
+
 static void run_posts(jrpcd_worker_t *w) {
   pthread_mutex_lock(&w->mu);
-  jrpcd_post_t *p = w->posts;
+  jrpc__post_node_t *p = w->posts;
   w->posts = w->posts_tail = NULL;
   pthread_mutex_unlock(&w->mu);
   while (p) {
-    jrpcd_post_t *next = p->next;
-    p->fn(p->call, p->arg);
-    free(p);
-    p = next;
+    /* Copy out first: fn may finish the call, and an embedded node goes
+     * with it. */
+    jrpc__post_node_t n = *p;
+    if (p->embedded)
+      jrpc__post_node_done(p);
+    else
+      free(p);
+    n.fn(n.call, n.arg);
+    if (n.reg)
+      host_hold(w, n.reg, -1);
+    p = n.next;
   }
 }
 
 static void on_deadline(uv_timer_t *t) {
   jrpcd_worker_t *w = t->data;
+  w->deadline_passed = 1; /* held frames stay unread from now on */
   /* Time is up: nothing more may be posted; what was posted runs; calls
    * still out get -32007; what can be sent without waiting is sent. */
   pthread_mutex_lock(&w->mu);
@@ -194,9 +231,20 @@ static void on_deadline(uv_timer_t *t) {
     if (!c->closed)
       jrpcd_conn_close(c, "shutdown deadline");
   }
-  if (w->nwork)
-    jrpcd_warn("worker %u: waiting for %u thread-pool tasks of handlers",
+  /* Anything the last flushes started ends too. */
+  jrpc__async_cancel_all(&w->engine);
+  if (w->nwork && !w->stopped) {
+    /* Handler code still runs on libuv's thread pool, and nothing can
+     * stop it. The deadline holds: this loop ends now, and the process
+     * exits without unloading plugins or freeing what those tasks use. */
+    jrpcd_warn("worker %u: %u thread-pool tasks of handlers still running "
+               "at the deadline: not waiting for them",
                w->index, w->nwork);
+    w->abandoned = 1;
+    close_loop(w);
+    uv_stop(&w->loop);
+    return;
+  }
   check_stopped(w);
 }
 
@@ -208,9 +256,13 @@ static void begin_stop(jrpcd_worker_t *w) {
   w->stopping = 1;
   for (size_t i = 0; i < w->nservers; i++)
     uv_close(&w->servers[i].h, on_handle_closed);
-  for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
-    next = c->next;
+  for (jrpcd_conn_t *c = w->conns.next; c != &w->conns;) {
+    jrpcd_conn_t *next = c->next;
     jrpcd_conn_finish(c);
+    /* Replies c completes may close another connection, next among them
+     * (its memory stays until the loop's close phase): then start over;
+     * finishing twice is harmless. */
+    c = next->closed ? w->conns.next : next;
   }
   uint64_t ms = w->srv->conf.shutdown_timeout_ms;
   /* Leave the main thread a little of the allowance for its cleanup. */
@@ -303,26 +355,53 @@ static void thread_main(void *arg) {
 
 /* ---- set-up ---- */
 
+/* On success the handle owns the dup'd fd; on failure it is closed, and
+ * an initialised handle is left for the caller to uv_close. */
 static int listen_on(jrpcd_worker_t *w, jrpcd_handle_t *h,
-                     const jrpcd_listener_t *l, char *err, size_t errlen) {
-  int fd = dup(l->fd);
+                     const jrpcd_listener_t *l, int *inited, char *err,
+                     size_t errlen) {
+  *inited = 0;
+  int fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) {
-    snprintf(err, errlen, "%s: dup: %s", l->desc, strerror(errno));
+    snprintf(err, errlen, "%s: worker %u: dup: %s", l->desc, w->index,
+             strerror(errno));
     return -1;
   }
   int rc = l->is_unix ? uv_pipe_init(&w->loop, &h->pipe, 0)
                       : uv_tcp_init(&w->loop, &h->tcp);
-  if (rc == 0)
-    rc = l->is_unix ? uv_pipe_open(&h->pipe, fd) : uv_tcp_open(&h->tcp, fd);
-  h->h.data = (void *)l;
-  if (rc == 0)
-    rc = uv_listen(&h->s, 1024, on_connection);
   if (rc) {
-    snprintf(err, errlen, "%s: worker %u cannot listen: %s", l->desc, w->index,
-             uv_strerror(rc));
-    return -1;
+    close(fd);
+    goto fail;
   }
+  *inited = 1;
+  h->h.data = (void *)l;
+  rc = l->is_unix ? uv_pipe_open(&h->pipe, fd) : uv_tcp_open(&h->tcp, fd);
+  if (rc) {
+    close(fd);
+    goto fail;
+  }
+  rc = uv_listen(&h->s, 1024, on_connection);
+  if (rc)
+    goto fail;
   return 0;
+fail:
+  snprintf(err, errlen, "%s: worker %u cannot listen: %s", l->desc, w->index,
+           uv_strerror(rc));
+  return -1;
+}
+
+/* Undoes a start that failed before the thread ran. */
+static void start_failed(jrpcd_worker_t *w, size_t handles) {
+  for (size_t i = 0; i < handles; i++)
+    uv_close(&w->servers[i].h, on_handle_closed);
+  uv_close((uv_handle_t *)&w->wake, on_handle_closed);
+  uv_close((uv_handle_t *)&w->tick, on_handle_closed);
+  uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
+  uv_close((uv_handle_t *)&w->after, on_handle_closed);
+  uv_run(&w->loop, UV_RUN_NOWAIT);
+  uv_loop_close(&w->loop);
+  jrpcd_gen_release(w->gen);
+  w->gen = NULL;
 }
 
 int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
@@ -332,27 +411,30 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->index = index;
   w->conns.prev = w->conns.next = &w->conns;
   pthread_mutex_init(&w->mu, NULL);
-  if (uv_loop_init(&w->loop) != 0) {
-    snprintf(err, errlen, "worker %u: cannot create an event loop", index);
-    return -1;
-  }
-  w->loop.data = w;
   jrpc__parser_t *parser = jrpc__parser_new(srv->conf.parser);
   if (!parser) {
     snprintf(err, errlen,
              "%s: [server] parser: \"%s\" is not available in this build",
              srv->conf.file, srv->conf.parser);
-    uv_loop_close(&w->loop);
     return -1;
   }
   jrpc__limits_t lim = {srv->conf.max_frame_bytes, srv->conf.max_batch,
                         srv->conf.max_response_bytes};
+  jrpc__engine_init(&w->engine, NULL, &lim, parser);
+  w->engine_ready = 1;
+  if (uv_loop_init(&w->loop) != 0) {
+    snprintf(err, errlen, "worker %u: cannot create an event loop", index);
+    return -1;
+  }
+  w->loop.data = w;
   jrpcd_gen_hold(srv->gen);
   w->gen = srv->gen;
-  jrpc__engine_init(&w->engine, &w->gen->reg, &lim, parser);
+  w->engine.reg = &w->gen->reg;
   w->engine.log = jrpcd_log_from_engine;
   w->engine.host = &host_ops;
   w->engine.host_arg = w;
+  w->engine.live_total = &srv->live_calls;
+  w->engine.max_live_total = srv->conf.max_pending_calls_total;
   uv_async_init(&w->loop, &w->wake, on_wake);
   w->wake.data = w;
   uv_timer_init(&w->loop, &w->tick);
@@ -365,18 +447,25 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   uint64_t every = idle ? (idle / 4 < 1000 ? idle / 4 + 1 : 1000) : 0;
   if (every)
     uv_timer_start(&w->tick, on_tick, every, every);
-  w->servers = calloc(srv->nlisteners, sizeof(*w->servers));
+  w->servers =
+      calloc(srv->nlisteners ? srv->nlisteners : 1, sizeof(*w->servers));
   if (!w->servers) {
     snprintf(err, errlen, "out of memory");
+    start_failed(w, 0);
     return -1;
   }
   for (size_t i = 0; i < srv->nlisteners; i++) {
-    if (listen_on(w, &w->servers[i], &srv->listeners[i], err, errlen))
+    int inited;
+    if (listen_on(w, &w->servers[i], &srv->listeners[i], &inited, err,
+                  errlen)) {
+      start_failed(w, w->nservers + (size_t)inited);
       return -1;
+    }
     w->nservers++;
   }
   if (uv_thread_create(&w->thread, thread_main, w) != 0) {
     snprintf(err, errlen, "worker %u: cannot start a thread", index);
+    start_failed(w, w->nservers);
     return -1;
   }
   return 0;
@@ -404,6 +493,8 @@ void jrpcd_worker_use(jrpcd_worker_t *w, jrpcd_gen_t *gen) {
 
 void jrpcd_worker_join(jrpcd_worker_t *w) {
   uv_thread_join(&w->thread);
+  if (w->abandoned)
+    return; /* see on_deadline: its loop and plugins stay as they are */
   /* Handles the loop still has (none after a clean stop) close here. */
   uv_run(&w->loop, UV_RUN_NOWAIT);
   if (uv_loop_close(&w->loop) != 0)
@@ -420,6 +511,8 @@ void jrpcd_worker_join(jrpcd_worker_t *w) {
 }
 
 void jrpcd_worker_free(jrpcd_worker_t *w) {
+  if (!w->engine_ready)
+    return; /* its start failed before anything was made */
   /* Calls the engine ends now (never finished) let go of their plugins
    * here; the server releases its own hold first, so nothing of a plugin
    * runs any more. */

@@ -39,15 +39,9 @@ typedef struct jrpcd_conn {
   uint8_t paused;       /* reading stopped: too much unsent output */
   uint8_t finishing;    /* no more input: close once everything is sent */
   uint8_t eof;          /* the peer has sent everything */
+  uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
   uint8_t closed;       /* uv_close called */
 } jrpcd_conn_t;
-
-typedef struct jrpcd_post {
-  struct jrpcd_post *next;
-  jrpc_call_t *call;
-  jrpc_post_fn fn;
-  void *arg;
-} jrpcd_post_t;
 
 /* A connection accepted by a busier worker, handed over. */
 typedef struct jrpcd_handoff {
@@ -79,9 +73,12 @@ typedef struct jrpcd_worker {
   uint64_t refused_logged; /* uv_now of the last such log line */
   uint8_t stopping;        /* shutdown began */
   uint8_t stopped;         /* handles closed; the loop is ending */
+  uint8_t engine_ready;    /* jrpcd_worker_free has an engine to free */
+  uint8_t abandoned;       /* stopped with thread-pool tasks still out */
+  uint8_t deadline_passed; /* shutdown_timeout_ms is over */
   /* Shared with other threads, under mu. */
   pthread_mutex_t mu;
-  jrpcd_post_t *posts, *posts_tail;
+  jrpc__post_node_t *posts, *posts_tail;
   jrpcd_handoff_t *handoffs;
   jrpcd_gen_t *next_gen;
   uint8_t stop_req;

@@ -4,6 +4,7 @@
  * from (reset after every read) has to live on. */
 #include "async.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,8 @@ typedef struct jrpc__deferred {
   jrpc__outbuf_t out;
   jrpc__arena_t arena;
   jrpc_peer_t peer;
+  jrpc__post_node_t post; /* for jrpc_post; in use while `posted` */
+  atomic_flag posted;
   uint8_t ended;    /* answered by shutdown; finish does nothing */
   uint8_t finished; /* jrpc_finish ran during dispatch; answer pending */
   size_t id_n;
@@ -123,10 +126,22 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
     return NULL;
   if (call->deferred)
     return call->deferred;
+  if (e->live_total &&
+      atomic_fetch_add(e->live_total, 1) >= e->max_live_total) {
+    /* The daemon has as many calls in flight as it allows: this one is
+     * answered -32005 whatever the handler writes next. */
+    atomic_fetch_sub(e->live_total, 1);
+    call->busy = 1;
+    return NULL;
+  }
   size_t id_n = call->notify ? 0 : call->id_n;
   jrpc__deferred_t *d = calloc(1, sizeof(*d) + id_n);
-  if (!d)
+  if (!d) {
+    if (e->live_total)
+      atomic_fetch_sub(e->live_total, 1);
     return NULL;
+  }
+  atomic_flag_clear(&d->posted);
   memcpy(d->id, call->id, id_n);
   d->id_n = id_n;
   d->peer = *call->peer;
@@ -146,8 +161,9 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   d->reg = e->reg;
   if (e->host->hold && d->reg)
     e->host->hold(e->host_arg, d->reg, +1);
-  /* A notification is never answered: it owes its connection nothing. */
-  d->sink = call->notify ? NULL : e->sink;
+  /* A notification is never answered, but it counts among its
+   * connection's calls in flight all the same. */
+  d->sink = e->sink;
   link_init(&d->at_sink);
   if (d->sink) {
     link_push(&d->sink->waiting, &d->at_sink);
@@ -205,6 +221,8 @@ static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
 
 static void deferred_release(jrpc__engine_t *e, jrpc__deferred_t *d) {
   link_drop(&d->at_sink);
+  if (e->live_total)
+    atomic_fetch_sub(e->live_total, 1);
   link_drop(&d->at_engine);
   if (e->host && e->host->hold && d->reg)
     e->host->hold(e->host_arg, d->reg, -1);
@@ -223,8 +241,11 @@ static void deferred_answer(jrpc__engine_t *e, jrpc__deferred_t *d) {
   /* Off the sink's list first: the host may close a connection that has
    * nothing left to wait for as soon as it is told of this output. */
   link_drop(&d->at_sink);
-  if (d->call.notify)
+  if (d->call.notify) {
+    if (d->sink)
+      d->sink->calls--;
     return;
+  }
   if (d->batch) {
     batch_add(d->batch, &d->out);
   } else if (d->sink) {
@@ -260,6 +281,11 @@ int jrpc__finish(jrpc_call_t *c) {
   return 0;
 }
 
+void jrpc__post_node_done(jrpc__post_node_t *node) {
+  jrpc__deferred_t *d = CONTAINER(node, jrpc__deferred_t, post);
+  atomic_flag_clear(&d->posted);
+}
+
 void jrpc__async_frame_end(jrpc__engine_t *e) {
   e->dispatching = 0;
   while (e->done.next != &e->done)
@@ -273,7 +299,15 @@ int jrpc__post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
   jrpc__engine_t *e = d->call.e;
   if (!e->host || !e->host->post)
     return JRPC_ENOSYS;
-  return e->host->post(e->host_arg, c, fn, arg);
+  jrpc__post_node_t *node = NULL;
+  if (!atomic_flag_test_and_set(&d->posted)) {
+    node = &d->post;
+    node->embedded = 1;
+  }
+  int rc = e->host->post(e->host_arg, c, node, d->reg, fn, arg);
+  if (rc && node)
+    atomic_flag_clear(&d->posted);
+  return rc;
 }
 
 int jrpc__queue_work(jrpc_call_t *c, jrpc_work_fn work, jrpc_post_fn done,
@@ -286,7 +320,7 @@ int jrpc__queue_work(jrpc_call_t *c, jrpc_work_fn work, jrpc_post_fn done,
     return JRPC_ENOSYS;
   if (d->ended)
     return JRPC_ECANCELED;
-  return e->host->queue_work(e->host_arg, c, work, done, arg);
+  return e->host->queue_work(e->host_arg, c, d->reg, work, done, arg);
 }
 
 jrpc__batch_t *jrpc__batch_new(jrpc__engine_t *e, jrpc__sink_t *sink) {

@@ -33,13 +33,30 @@ typedef struct jrpc__sink {
   uint32_t calls;       /* deferred calls not yet answered here */
 } jrpc__sink_t;
 
+/* A posted call waiting in the host's queue. Every deferred call carries
+ * one, so that a post never needs memory; a second post for the same call
+ * while the first still waits gets node NULL and the host allocates. The
+ * host must copy what it needs out of the node before running fn: fn may
+ * finish the call, and the node goes with it. */
+typedef struct jrpc__post_node {
+  struct jrpc__post_node *next;
+  jrpc_call_t *call;
+  jrpc_post_fn fn;
+  void *arg;
+  const jrpc__registry_t *reg; /* fn is code of these modules */
+  uint8_t embedded;            /* lives in the call; not to be freed */
+} jrpc__post_node_t;
+
 typedef struct jrpc__host {
-  /* Thread-safe: run fn(d, fnarg) on the engine's loop. 0 or
-   * JRPC_ECANCELED once the host is shutting down. */
-  int (*post)(void *arg, jrpc_call_t *d, jrpc_post_fn fn, void *fnarg);
-  /* On the loop: work(fnarg) on a thread pool, then done(d, fnarg). */
-  int (*queue_work)(void *arg, jrpc_call_t *d, jrpc_work_fn work,
-                    jrpc_post_fn done, void *fnarg);
+  /* Thread-safe: run fn(d, fnarg) on the engine's loop; node is free for
+   * the host to use, or NULL. 0, or JRPC_ECANCELED once the host is
+   * shutting down (it then ends the call itself), or JRPC_ENOMEM. */
+  int (*post)(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
+              const jrpc__registry_t *reg, jrpc_post_fn fn, void *fnarg);
+  /* On the loop: work(fnarg) on a thread pool, then done(d, fnarg). The
+   * host keeps reg's modules loaded until done has returned. */
+  int (*queue_work)(void *arg, jrpc_call_t *d, const jrpc__registry_t *reg,
+                    jrpc_work_fn work, jrpc_post_fn done, void *fnarg);
   /* Deferred reply bytes were appended to sink->out: write them. */
   void (*output)(void *arg, jrpc__sink_t *sink);
   /* Keeps the modules behind reg loaded (+1) or lets them go (-1). */
@@ -67,6 +84,10 @@ void jrpc__batch_attach(struct jrpc__batch *b, jrpc_call_t *d);
  * with '[' if any) move into the batch, which now waits for its calls. */
 int jrpc__batch_take(struct jrpc__batch *b, jrpc__outbuf_t *o,
                      jrpc__outmark_t m);
+
+/* The host has copied an embedded post node out and is about to run its
+ * fn: the call may post again. */
+void jrpc__post_node_done(jrpc__post_node_t *node);
 
 /* End of a frame's dispatch: answers calls finished during it. */
 void jrpc__async_frame_end(struct jrpc__engine *e);

@@ -80,6 +80,12 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
   jrpc__outbuf_t *o = call->w.out;
   jrpc__engine_t *e = call->e;
   int empty = 0;
+  if (JRPC__UNLIKELY(call->busy)) {
+    call->busy = 0;
+    jrpc__out_truncate(o, call->mark);
+    limit_error(o, JRPC_BUSY, e->max_live_total, e->max_live_total, id, id_n);
+    return;
+  }
   if (call->too_large) {
     uint64_t got = jrpc__out_pos(o) - call->mark.pos;
     jrpc__out_truncate(o, call->mark);
@@ -151,6 +157,7 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   call->id_n = req.id_n;
   call->notify = req.kind == JRPC__REQ_NOTIFY;
   call->deferred = NULL;
+  call->busy = 0;
   jrpc__reply_result_open(o);
   jrpc__writer_init(&call->w, o);
 

@@ -46,6 +46,7 @@ typedef struct jrpc__call {
   uint8_t too_large;        /* the result passed max_response_bytes */
   uint8_t notify;           /* a notification: nothing is ever sent */
   uint8_t is_deferred;      /* this is a deferred call's handle */
+  uint8_t busy;             /* jrpc_defer refused: too many in flight */
 } jrpc__call_t;
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
@@ -71,6 +72,10 @@ typedef struct jrpc__engine {
   jrpc__link_t done;         /* finished while their frame was running */
   uint8_t dispatching;       /* a frame's reply is being written */
   uint32_t n_live;
+  /* Shared by every engine of a daemon: deferred calls in flight, and the
+   * most allowed (answered -32005 beyond). NULL: no limit. */
+  _Atomic uint32_t *live_total;
+  uint32_t max_live_total;
 } jrpc__engine_t;
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */

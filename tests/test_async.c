@@ -55,6 +55,7 @@ enum { HOST_NONE = 0, HOST_FULL, HOST_NO_LOOP };
 typedef struct job {
   struct job *next;
   jrpc_call_t *d;
+  jrpc__post_node_t *node; /* the call's own node, given back when run */
   jrpc_post_fn fn;
   void *arg;
 } job_t;
@@ -99,12 +100,17 @@ typedef struct fx {
 
 /* ---- the fake host ---- */
 
-static int host_post(void *arg, jrpc_call_t *d, jrpc_post_fn fn, void *fnarg) {
+static int host_post(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
+                     const jrpc__registry_t *reg, jrpc_post_fn fn,
+                     void *fnarg) {
   fake_host_t *h = arg;
+  if (reg != h->reg)
+    h->hold_bad++;
   job_t *j = calloc(1, sizeof(*j));
   if (!j)
     return JRPC_ENOMEM;
   j->d = d;
+  j->node = node;
   j->fn = fn;
   j->arg = fnarg;
   pthread_mutex_lock(&h->mu);
@@ -120,7 +126,8 @@ static int host_post(void *arg, jrpc_call_t *d, jrpc_post_fn fn, void *fnarg) {
 
 /* The "thread pool" runs the work at once; the completion is queued like
  * a post, so that it runs on the loop (the test's drain). */
-static int host_queue_work(void *arg, jrpc_call_t *d, jrpc_work_fn work,
+static int host_queue_work(void *arg, jrpc_call_t *d,
+                           const jrpc__registry_t *reg, jrpc_work_fn work,
                            jrpc_post_fn done, void *fnarg) {
   fake_host_t *h = arg;
   work(fnarg);
@@ -128,7 +135,7 @@ static int host_queue_work(void *arg, jrpc_call_t *d, jrpc_work_fn work,
   h->works++;
   h->posts--; /* counted as a work, not a post */
   pthread_mutex_unlock(&h->mu);
-  return host_post(arg, d, done, fnarg);
+  return host_post(arg, d, NULL, reg, done, fnarg);
 }
 
 static void host_output(void *arg, jrpc__sink_t *sink) {
@@ -163,6 +170,8 @@ static int drain(fx_t *f) {
     pthread_mutex_unlock(&f->h.mu);
     if (!j)
       return n;
+    if (j->node)
+      jrpc__post_node_done(j->node);
     j->fn(j->d, j->arg);
     free(j);
     n++;
@@ -767,9 +776,10 @@ static void batch_kinds(void **state, jrpc__framing_t framing) {
   SEND(f, "[" REQ("later", "[10]", "10") "," NOTE("later", "[11]") "," REQ(
               "add", "[6,6]", "12") "]");
   EXPECT_NONE(f);
-  assert_int_equal(f->s.sink.calls, 1);
+  assert_int_equal(f->s.sink.calls, 2); /* the notification counts too */
   finish_echo(f, 3);
   EXPECT_NONE(f);
+  assert_int_equal(f->s.sink.calls, 1);
   assert_int_equal(f->h.outputs, 1);
   finish_echo(f, 2);
   EXPECT_JSON(f, "[" RES("[10]", "10") "," RES("12", "12") "]");
@@ -784,7 +794,7 @@ static void batch_kinds(void **state, jrpc__framing_t framing) {
   /* Only deferred notifications: no output at all, ever. */
   SEND(f, "[" NOTE("later", "[15]") "," NOTE("later", "[16]") "]");
   EXPECT_NONE(f);
-  assert_int_equal(f->s.sink.calls, 0);
+  assert_int_equal(f->s.sink.calls, 2);
   finish_echo(f, 6);
   finish_echo(f, 5);
   EXPECT_NONE(f);
@@ -804,13 +814,41 @@ static void test_batch_kinds_length(void **state) {
 /* 4. A deferred notification                                          */
 /* ------------------------------------------------------------------ */
 
+/* The daemon-wide cap on calls in flight: past it, jrpc_defer returns
+ * NULL and the call is answered -32005 whatever the handler then writes;
+ * once a call finishes, deferring works again. */
+static void test_busy(void **state) {
+  fx_t *f = *state;
+  start(f, NULL, HOST_FULL, JRPC_FRAMING_NEWLINE);
+  _Atomic uint32_t live = 0;
+  f->e.live_total = &live;
+  f->e.max_live_total = 2;
+  SEND(f, REQ("later", "[1]", "1"), NOTE("later", "[2]"),
+       REQ("later", "[3]", "3"), NOTE("later", "[4]"));
+  EXPECT_EXACT(f, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32005,"
+                  "\"message\":\"Server busy\",\"data\":{\"limit\":2,"
+                  "\"got\":2}},\"id\":3}");
+  assert_int_equal(f->nst, 2);
+  assert_int_equal(live, 2);
+  finish_echo(f, 1);
+  assert_int_equal(live, 1);
+  SEND(f, REQ("later", "[5]", "5"));
+  EXPECT_NONE(f);
+  assert_int_equal(live, 2);
+  finish_echo(f, 0);
+  finish_echo(f, 2);
+  EXPECT_EXACT(f, RES("[1]", "1"), RES("[5]", "5"));
+  assert_int_equal(live, 0);
+  finish_test(f);
+}
+
 static void test_deferred_notification(void **state) {
   fx_t *f = *state;
   start(f, NULL, HOST_FULL, JRPC_FRAMING_NEWLINE);
   SEND(f, NOTE("later", "[1]"));
   EXPECT_NONE(f);
   assert_int_equal(f->nst, 1);
-  assert_int_equal(f->s.sink.calls, 0);
+  assert_int_equal(f->s.sink.calls, 1); /* in flight, though never answered */
   assert_int_equal(jrpc__async_live(&f->e), 1);
   assert_int_equal(f->h.hold_plus, 1);
   finish_echo(f, 0);
@@ -917,7 +955,7 @@ static void gone(void **state, jrpc__framing_t framing) {
   /* One call of the last batch is done before the connection goes. */
   finish_echo(f, 5);
   EXPECT_NONE(f);
-  assert_int_equal(f->s.sink.calls, 4);
+  assert_int_equal(f->s.sink.calls, 5);
   stream_gone(f);
   assert_int_equal(f->s.sink.calls, 0);
   assert_int_equal(jrpc__async_live(&f->e), 5);
@@ -1241,8 +1279,9 @@ static void test_max_calls(void **state) {
   finish_test(f);
 }
 
-/* What counts: deferred calls still owed to the connection, a batch's
- * each; not notifications, not calls finished within their frame. */
+/* What counts: deferred calls of the connection still in flight, a
+ * batch's each and notifications too; not calls finished within their
+ * frame. */
 static void test_max_calls_counting(void **state) {
   fx_t *f = *state;
   start(f, NULL, HOST_FULL, JRPC_FRAMING_LENGTH);
@@ -1250,12 +1289,21 @@ static void test_max_calls_counting(void **state) {
   SEND(f, REQ("now", "[1]", "1"), REQ("now", "[2]", "2"), NOTE("later", "[3]"),
        NOTE("later", "[4]"), REQ("now", "[5]", "5"), REQ("later", "[6]", "6"),
        REQ("add", "[3,4]", "7"));
-  EXPECT_EXACT(f, RES("[1]", "1"), RES("[2]", "2"), RES("[5]", "5"));
-  assert_int_equal(f->nst, 3);
+  EXPECT_EXACT(f, RES("[1]", "1"), RES("[2]", "2"));
+  assert_int_equal(f->nst, 1);
   assert_int_equal(f->s.sink.calls, 1);
   assert_int_equal(f->s.held, 1);
-  finish_echo(f, 0);
-  finish_echo(f, 1);
+  finish_echo(f, 0); /* notification 3: nothing sent, the next goes in */
+  assert_int_equal(f->s.sink.calls, 0);
+  assert_int_equal(jrpc__stream_feed(&f->s, 0, 0), 0);
+  assert_int_equal(f->nst, 2);
+  assert_int_equal(f->s.held, 1);
+  EXPECT_NONE(f);
+  finish_echo(f, 1); /* notification 4 */
+  assert_int_equal(jrpc__stream_feed(&f->s, 0, 0), 0);
+  EXPECT_EXACT(f, RES("[5]", "5"));
+  assert_int_equal(f->nst, 3);
+  assert_int_equal(f->s.held, 1);
   finish_echo(f, 2);
   EXPECT_EXACT(f, RES("[6]", "6"));
   assert_int_equal(jrpc__stream_feed(&f->s, 0, 0), 0);
@@ -1267,7 +1315,7 @@ static void test_max_calls_counting(void **state) {
        "[" REQ("later", "[8]",
                "8") "," NOTE("later", "[9]") "," REQ("later", "[10]", "10") "]",
        REQ("add", "[5,6]", "11"));
-  assert_int_equal(f->s.sink.calls, 2);
+  assert_int_equal(f->s.sink.calls, 3);
   assert_int_equal(f->s.held, 1);
   EXPECT_NONE(f);
   finish_echo(f, 4); /* the notification */
@@ -1416,6 +1464,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_batch_kinds_newline, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_batch_kinds_length, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred_notification, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

@@ -180,6 +180,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.shutdown_timeout_ms, 5000);
   assert_int_equal(c.output_high_water, 1048576);
   assert_int_equal(c.max_pending_calls, 1024);
+  assert_int_equal(c.max_pending_calls_total, 65536);
 
   assert_int_equal(c.nlistens, 1);
   const jrpcd_listen_conf_t *l = &c.listens[0];
@@ -216,6 +217,7 @@ static void test_every_key(void **state) {
               "shutdown_timeout_ms = 4294967295\n"
               "output_high_water = 1099511627776\n"
               "max_pending_calls = 1000000\n"
+              "max_pending_calls_total = 100000000\n"
               "\n"
               "[listen sock]\n"
               "unix = /run/x/y.sock\n"
@@ -243,11 +245,12 @@ static void test_every_key(void **state) {
   assert_int_equal(c.shutdown_timeout_ms, 4294967295u);
   assert_int_equal(c.output_high_water, UINT64_C(1) << 40);
   assert_int_equal(c.max_pending_calls, 1000000);
+  assert_int_equal(c.max_pending_calls_total, 100000000);
 
   assert_int_equal(c.nlistens, 2);
   const jrpcd_listen_conf_t *u = &c.listens[0], *t = &c.listens[1];
   assert_string_equal(u->name, "sock");
-  assert_int_equal(u->line, 16);
+  assert_int_equal(u->line, 17);
   assert_int_equal(u->kind, JRPCD_LISTEN_UNIX);
   assert_string_equal(u->path, "/run/x/y.sock");
   assert_int_equal(u->mode, 0600);
@@ -257,7 +260,7 @@ static void test_every_key(void **state) {
   assert_null(u->host);
 
   assert_string_equal(t->name, "net");
-  assert_int_equal(t->line, 23);
+  assert_int_equal(t->line, 24);
   assert_int_equal(t->kind, JRPCD_LISTEN_TCP);
   assert_string_equal(t->host, "0.0.0.0");
   assert_int_equal(t->port, 65535);
@@ -268,7 +271,7 @@ static void test_every_key(void **state) {
 
   assert_int_equal(c.nplugins, 1);
   assert_string_equal(c.plugins[0].name, "m");
-  assert_int_equal(c.plugins[0].line, 27);
+  assert_int_equal(c.plugins[0].line, 28);
   jrpcd_config_free(&c);
 
   /* The other spellings of the words. */
@@ -350,6 +353,8 @@ static void test_bounds(void **state) {
       {"shutdown_timeout_ms", "0", 1},
       {"shutdown_timeout_ms", "4294967296", 0},
       {"max_pending_calls", "1", 1},
+      {"max_pending_calls_total", "0", 0},
+      {"max_pending_calls_total", "100000001", 0},
       {"max_pending_calls", "0", 0},
       {"max_pending_calls", "1000001", 0},
       {"output_high_water", "4096", 1},
@@ -607,7 +612,8 @@ static void test_errors(void **state) {
   /* Unknown and repeated keys. */
   expect_error("[server]\nworkers = 1\nworker = 2\n", 3,
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
-               "output_high_water, max_pending_calls)");
+               "output_high_water, max_pending_calls, "
+               "max_pending_calls_total)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
@@ -966,6 +972,7 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.shutdown_timeout_ms, d.shutdown_timeout_ms);
   assert_int_equal(c.output_high_water, d.output_high_water);
   assert_int_equal(c.max_pending_calls, d.max_pending_calls);
+  assert_int_equal(c.max_pending_calls_total, d.max_pending_calls_total);
   jrpcd_config_free(&d);
 
   assert_int_equal(c.nlistens, 2);
