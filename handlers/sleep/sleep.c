@@ -242,9 +242,11 @@ static int sleep_work_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   jrpc_call_t *d = jrpc_defer(c);
   if (!d)
     return no_async(c);
-  /* On failure the host has ended the call itself and d is gone; the
-   * handler has deferred either way. */
-  (void)jrpc_queue_work(d, work_sleep, reply, (void *)(intptr_t)ms);
+  /* Nothing was scheduled on failure, and the call is still ours. */
+  if (jrpc_queue_work(d, work_sleep, reply, (void *)(intptr_t)ms) != 0) {
+    jrpc_error(d, JRPC_INTERNAL_ERROR, "cannot queue the work");
+    jrpc_finish(d);
+  }
   return JRPC_ASYNC;
 }
 

@@ -339,19 +339,24 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
 /* Asynchronous replies.
  *
  * jrpc_defer(c), inside a handler, returns a new call handle that outlives
- * the handler (NULL if the host has no event loop or is out of memory);
- * the handler then returns JRPC_ASYNC. Param views die when the handler
+ * the handler; the handler then returns JRPC_ASYNC. It returns NULL when
+ * the host has no event loop, is out of memory, or already has as many
+ * calls in flight as it allows (the call is then answered -32005, "server
+ * busy", whatever the handler writes). Param views die when the handler
  * returns: copy what the reply needs first. Later, on the loop that ran
  * the handler, write the result (jrpc_w_*) or an error (jrpc_error*)
  * through the deferred handle and call jrpc_finish(d): the reply is sent
  * and d is gone. Nothing written means a null result.
  *
  * jrpc_post(d, fn, arg) is the one thread-safe call: from any thread it
- * schedules fn(d, arg) on d's loop. jrpc_queue_work(d, work, done, arg)
- * runs work(arg) on the host's thread pool, then done(d, arg) on d's loop.
- * Both return 0, or JRPC_ENOSYS without an event loop, or JRPC_ECANCELED
- * when the host is shutting down: the host then ends the call itself
- * (error -32007) and d must not be used again.
+ * schedules fn(d, arg) on d's loop. It returns 0; JRPC_ECANCELED when the
+ * host is shutting down (the host then ends the call itself, with -32007,
+ * and d must not be used again); JRPC_ENOSYS without an event loop; or
+ * JRPC_ENOMEM, only for a second post of the same call while the first
+ * still waits. jrpc_queue_work(d, work, done, arg), on d's loop, runs
+ * work(arg) on the host's thread pool, then done(d, arg) on the loop; on
+ * an error (JRPC_ENOMEM, JRPC_ECANCELED) nothing was scheduled and d is
+ * still the caller's to finish.
  *
  * A deferred call keeps its module loaded until finished, even across a
  * reload. If the client has gone, the reply is dropped quietly. Replies of
