@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# listeners.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+#
+# What a [listen] section promises about the socket itself: a Unix socket
+# file with the configured mode, owner and group; TCP on IPv6 as well as
+# IPv4, each with its framing. (Calls are checked with socat.)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
+
+(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
+HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
+
+readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
+readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'
+
+# A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
+free_port() {
+  local p
+  for p in $(shuf -i 20000-60000 -n 50); do
+    if ! timeout 1 socat -u /dev/null "TCP4:127.0.0.1:$p" 2>/dev/null &&
+      ! timeout 1 socat -u /dev/null "TCP6:[::1]:$p" 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  die "no free TCP port found"
+}
+
+main() {
+  need_file "$JRPCD" jrpcd
+  need_file "$HANDLERS/math.so" "the math plugin"
+  need_cmd socat
+  setup_tmp
+  local sock=$T/modes.sock p4 p6 user=nobody group=nogroup
+  p4=$(free_port)
+  p6=$(free_port)
+  # Owner and group can only be given away by root; otherwise the keys are
+  # still checked, with our own ids.
+  if ((EUID != 0)); then
+    user=$(id -un)
+    group=$(id -gn)
+  fi
+  # Without IPv6 on the machine there is no [::1] to listen on.
+  local v6=yes
+  [[ -s /proc/net/if_inet6 ]] || v6=
+  cat >"$T/l.conf" <<CONF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+[listen local]
+unix = $sock
+mode = 0640
+owner = $user
+group = $group
+[listen v4]
+tcp = 127.0.0.1:$p4
+${v6:+[listen v6]}
+${v6:+tcp = [::1]:$p6}
+${v6:+framing = length}
+[plugin math]
+path = math.so
+CONF
+  start_daemon modes "$T/l.conf" "$sock"
+  local perm
+  perm=$(stat -c '%a %U %G' "$sock")
+  if [[ "$perm" == "640 $user $group" ]]; then
+    pass "unix socket file: mode 0640, owner $user, group $group"
+  else
+    fail "unix socket file is '$perm', expected '640 $user $group'"
+  fi
+  expect_call modes "$sock" "$ADD" "$THREE"
+
+  local got
+  got=$(printf '%s\n' "$ADD" | timeout 10 socat -t 5 - "TCP4:127.0.0.1:$p4") || true
+  if [[ "$got" == "$THREE" ]]; then
+    pass "tcp on 127.0.0.1, newline framing"
+  else
+    fail "tcp 127.0.0.1:$p4: got '$got'"
+  fi
+
+  # Length framing over IPv6: a 4-byte big-endian length, then the payload.
+  if [[ -z "$v6" ]]; then
+    echo "note: no IPv6 on this machine; [::1] not tested" >&2
+    stop_daemon modes "$PID" "$sock"
+    finish
+    return
+  fi
+  local len hex
+  len=${#ADD}
+  hex=$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' 0 0 $((len >> 8)) $((len & 255)))
+  got=$( (printf '%b%s' "$hex" "$ADD") | timeout 10 socat -t 5 - "TCP6:[::1]:$p6" |
+    od -An -c | tr -s ' \n' ' ') || true
+  local want
+  want=$( (printf '%b%s' '\x00\x00\x00\x23' "$THREE") | od -An -c | tr -s ' \n' ' ')
+  if [[ "$got" == "$want" ]]; then
+    pass "tcp on [::1], length framing"
+  else
+    fail "tcp [::1]:$p6 length framing: got '$got', expected '$want'"
+  fi
+  stop_daemon modes "$PID" "$sock"
+  finish
+}
+
+main "$@"
