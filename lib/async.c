@@ -219,10 +219,16 @@ static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
     batch_close(b);
 }
 
-static void deferred_release(jrpc__engine_t *e, jrpc__deferred_t *d) {
-  link_drop(&d->at_sink);
+/* The call no longer counts as in flight: before its reply goes out, so
+ * that a client reacting to the reply finds the room free. */
+static void live_done(jrpc__engine_t *e) {
+  e->n_live--;
   if (e->live_total)
     atomic_fetch_sub(e->live_total, 1);
+}
+
+static void deferred_release(jrpc__engine_t *e, jrpc__deferred_t *d) {
+  link_drop(&d->at_sink);
   link_drop(&d->at_engine);
   if (e->host && e->host->hold && d->reg)
     e->host->hold(e->host_arg, d->reg, -1);
@@ -267,7 +273,7 @@ int jrpc__finish(jrpc_call_t *c) {
   if (d->ended || d->finished)
     return JRPC_ECANCELED; /* shutdown answered it; freed with the engine */
   jrpc__engine_t *e = d->call.e;
-  e->n_live--;
+  live_done(e);
   if (e->dispatching) {
     /* Finished inside a handler of the frame being answered: that frame's
      * reply is half written, and a batch may still adopt the call. Answer
@@ -386,7 +392,7 @@ uint32_t jrpc__async_live(const jrpc__engine_t *e) {
 void jrpc__async_cancel_all(jrpc__engine_t *e) {
   while (e->live.next != &e->live) {
     jrpc__deferred_t *d = CONTAINER(e->live.next, jrpc__deferred_t, at_engine);
-    e->n_live--;
+    live_done(e);
     jrpc__call_set_error(&d->call, JRPC_SHUTTING_DOWN, NULL, 0);
     deferred_answer(e, d);
     deferred_release(e, d);
