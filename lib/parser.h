@@ -104,7 +104,21 @@ typedef enum jrpc__jsmn_mode {
 
 jrpc__parser_t *jrpc__parser_jsmn_new(jrpc__jsmn_mode_t mode);
 
-/* By name ("jsmn"; later "simdjson", "auto"); NULL if unknown. */
+/* simdjson (DOM); only in builds with JRPC_SIMDJSON. The kernel simdjson
+ * chose for this CPU at run time: "icelake", "haswell", "westmere",
+ * "fallback", ... */
+jrpc__parser_t *jrpc__parser_simdjson_new(void);
+const char *jrpc__simdjson_kernel(void);
+
+/* Per frame: jsmn below `threshold` bytes, simdjson from there on. 0 picks
+ * the threshold measured for the running kernel (parser_auto.c); without
+ * simdjson in the build, it is jsmn for everything. */
+jrpc__parser_t *jrpc__parser_auto_new(size_t threshold);
+/* The threshold an auto parser uses (SIZE_MAX: never simdjson). */
+size_t jrpc__parser_auto_threshold(const jrpc__parser_t *p);
+
+/* By name: "jsmn", "simdjson" (NULL in a build without it), "auto";
+ * NULL if unknown. */
 jrpc__parser_t *jrpc__parser_new(const char *name);
 
 static inline void jrpc__parser_destroy(jrpc__parser_t *p) {

@@ -16,6 +16,7 @@
 
 #include "dispatch.h"
 #include "module.h"
+#include "testutil.h"
 #include "stream.h"
 
 #ifndef JRPC_SANITIZE
@@ -95,8 +96,9 @@ static int setup(void **state) {
       jrpc__registry_add(&f->reg, "str.len", str_len, NULL, NULL, NULL), 0);
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_frame_bytes = 4096;
-  assert_int_equal(
-      jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("jsmn")), 0);
+  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, &lim,
+                                     jrpc__parser_new(tu_parser_name())),
+                   0);
   *state = f;
   return 0;
 }
@@ -198,7 +200,7 @@ static void test_counter_counts(void **state) {
   /* And a pipeline with a cold pool must allocate. */
   fixture_t *f = *state;
   jrpc__engine_t cold;
-  jrpc__engine_init(&cold, &f->reg, NULL, jrpc__parser_new("jsmn"));
+  jrpc__engine_init(&cold, &f->reg, NULL, jrpc__parser_new(tu_parser_name()));
   jrpc__stream_t s;
   jrpc__stream_init(&s, &cold, JRPC_FRAMING_NEWLINE);
   before = n_alloc;

@@ -176,7 +176,7 @@ static int parse_padded(jrpc__parser_t *p, jrpc__arena_t *a, const char *data,
 static void test_suite_parser(void **state) {
   (void)state;
   need_suite();
-  jrpc__parser_t *p = jrpc__parser_new("jsmn");
+  jrpc__parser_t *p = jrpc__parser_new(tu_parser_name());
   assert_non_null(p);
   jrpc__arena_t a;
   jrpc__arena_init(&a, 4096, 1u << 24);

@@ -146,6 +146,10 @@ extern const size_t tu_ctl_len;
  *
  * Registers the standard handlers and starts an engine on
  * the "jsmn" backend with `lim` (NULL: JRPC__LIMITS_DEFAULT). Asserts. */
+/* The parser backend tests run on: $JRPC_TEST_PARSER, else "jsmn". ctest
+ * runs the backend-neutral tests once per backend. */
+const char *tu_parser_name(void);
+
 void tu_fixture_init(tu_fixture *f, const jrpc__limits_t *lim);
 void tu_fixture_free(tu_fixture *f);
 /* Registers one more handler (asserts success). */
