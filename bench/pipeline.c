@@ -88,6 +88,12 @@ static int obj_count(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_i64(c, n);
 }
 
+static jrpc__parser_t *make_parser(const char *backend,
+                                   jrpc__jsmn_mode_t mode) {
+  return !strcmp(backend, "jsmn") ? jrpc__parser_jsmn_new(mode)
+                                  : jrpc__parser_new(backend);
+}
+
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -363,6 +369,7 @@ int main(int argc, char **argv) {
   const char *only = NULL;
   size_t requests = 0;
   jrpc__jsmn_mode_t mode = JRPC__JSMN_FUSED;
+  const char *backend = "jsmn"; /* or simdjson, auto */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--trials") && i + 1 < argc)
       trials = atoi(argv[++i]);
@@ -370,6 +377,8 @@ int main(int argc, char **argv) {
       only = argv[++i];
     else if (!strcmp(argv[i], "--requests") && i + 1 < argc)
       requests = input_requests = (size_t)atol(argv[++i]);
+    else if (!strcmp(argv[i], "--parser") && i + 1 < argc)
+      backend = argv[++i];
     else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
       const char *m = argv[++i];
       mode = !strcmp(m, "separate") ? JRPC__JSMN_SEPARATE
@@ -377,8 +386,8 @@ int main(int argc, char **argv) {
                                     : JRPC__JSMN_FUSED;
     } else {
       fprintf(stderr,
-              "usage: %s [--trials N] [--mode fused|separate|none] "
-              "[--only NAME [--requests N]]\n",
+              "usage: %s [--trials N] [--parser jsmn|simdjson|auto] "
+              "[--mode fused|separate|none] [--only NAME [--requests N]]\n",
               argv[0]);
       return 2;
     }
@@ -425,7 +434,7 @@ int main(int argc, char **argv) {
       if (strcmp(w[i].name, only))
         continue;
       jrpc__engine_t e;
-      jrpc__engine_init(&e, &reg, NULL, jrpc__parser_jsmn_new(mode));
+      jrpc__engine_init(&e, &reg, NULL, make_parser(backend, mode));
       input_t in = make_input(w[i].line, w[i].calls, requests ? requests : 1);
       jrpc__stream_t st;
       jrpc__stream_init(&st, &e, JRPC_FRAMING_NEWLINE);
@@ -439,15 +448,25 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  printf("jrpc pipeline benchmark: jsmn backend, validation %s, %d trials, "
-         "ns per request\n\n",
-         mode_names[mode], trials);
+  jrpc__parser_t *parser = make_parser(backend, mode);
+  if (!parser) {
+    fprintf(stderr, "no parser backend \"%s\" in this build\n", backend);
+    return 2;
+  }
+  if (!strcmp(backend, "jsmn"))
+    printf("jrpc pipeline benchmark: jsmn backend, validation %s, %d trials, "
+           "ns per request\n\n",
+           mode_names[mode], trials);
+  else
+    printf("jrpc pipeline benchmark: %s backend, %d trials, ns per request\n"
+           "\n",
+           backend, trials);
   printf("%-14s %6s %9s %9s %12s %8s %10s %8s\n", "workload", "bytes", "min ns",
          "median ns", "mallocs/req", "reply B", "jsmn floor", "x floor");
   jrpc__engine_t e;
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_batch = 4096; /* the sweep goes to 1,024 calls per batch */
-  jrpc__engine_init(&e, &reg, &lim, jrpc__parser_jsmn_new(mode));
+  jrpc__engine_init(&e, &reg, &lim, parser);
   for (size_t i = 0; i < nw; i++) {
     input_t in = make_input(w[i].line, w[i].calls, input_requests);
     result_t r = measure(&e, &in, trials);
