@@ -1,5 +1,6 @@
 /* main.c - jrpcd's command line. */
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "parser.h"
 #include "server.h"
 
 #ifndef JRPCD_VERSION
@@ -86,7 +88,25 @@ static int check_only(jrpcd_config_t *c) {
     fprintf(stderr, "jrpcd: %s\n", err);
     return 1;
   }
-  printf("config %s: %u workers, parser %s\n", c->file, c->workers, c->parser);
+  printf("config %s: %u workers, parser %s", c->file, c->workers, c->parser);
+  jrpc__parser_t *p = jrpc__parser_new(c->parser);
+  if (!p) {
+    printf("\n");
+    fprintf(stderr,
+            "jrpcd: %s: [server] parser: \"%s\" is not available in this "
+            "build\n",
+            c->file, c->parser);
+    jrpcd_gen_release(g);
+    return 1;
+  }
+  size_t th = jrpc__parser_auto_threshold(p);
+  if (!strcmp(c->parser, "auto") && th != SIZE_MAX)
+    printf(" (jsmn below %zu bytes, simdjson with its %s kernel from there)",
+           th, jrpc__simdjson_kernel());
+  else if (!strcmp(c->parser, "auto"))
+    printf(" (jsmn for every frame)");
+  printf("\n");
+  jrpc__parser_destroy(p);
   for (size_t i = 0; i < c->nlistens; i++) {
     const jrpcd_listen_conf_t *l = &c->listens[i];
     if (l->kind == JRPCD_LISTEN_UNIX)

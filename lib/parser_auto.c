@@ -84,3 +84,13 @@ size_t jrpc__parser_auto_threshold(const jrpc__parser_t *p) {
   return p->ops == &auto_ops ? ((const auto_backend_t *)p)->threshold
                              : SIZE_MAX;
 }
+
+#ifndef JRPC_HAVE_SIMDJSON
+/* Builds without simdjson (JRPC_SIMDJSON=OFF) still answer the question. */
+const char *jrpc__simdjson_kernel(void) {
+  return "none (not built)";
+}
+jrpc__parser_t *jrpc__parser_simdjson_new(void) {
+  return NULL;
+}
+#endif
