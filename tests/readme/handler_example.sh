@@ -7,7 +7,8 @@
 # session ("$ " lines are commands, the lines after them their expected
 # output). Two substitutions only: /tmp/ becomes this test's own directory
 # (so runs never collide) and build/run/daemon/jrpcd the binary under test;
-# the worker count in -t output depends on the CPU count and is masked.
+# the worker count and the parser choice in -t output depend on the CPU
+# and are masked.
 #
 #   handler_example.sh JRPCD REPO_ROOT
 set -euo pipefail
@@ -62,6 +63,7 @@ cc -Wall -Wextra -Wno-unused-parameter -Werror -fsyntax-only -I"$root/lib/includ
   fail "the README build command failed: $build"
 [ -f "$tmp/hello.so" ] || fail "the build command made no hello.so"
 
+mask='s/[0-9]+ workers/N workers/; s/parser auto \(.*\)$/parser auto (...)/'
 # Run the session: each command's output must equal the lines after it.
 expected=
 command=
@@ -77,10 +79,10 @@ run_pending() {
     done
     [ -S "$tmp/hello.sock" ] || fail "jrpcd did not start: $command"
   else
-    got=$(eval "$command" 2>&1 | sed -E 's/[0-9]+ workers/N workers/') ||
+    got=$(eval "$command" 2>&1 | sed -E "$mask") ||
       fail "command failed: $command"$'\n'"$got"
     local want
-    want=$(printf '%s' "$expected" | sed -E 's/[0-9]+ workers/N workers/')
+    want=$(printf '%s' "$expected" | sed -E "$mask")
     if [ "$got" != "$want" ]; then
       diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") >&2 || true
       fail "output of: $command"
