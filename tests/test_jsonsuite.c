@@ -216,9 +216,9 @@ static void test_suite_parser(void **state) {
       ni++;
     }
   }
-  print_message("JSONTestSuite/jsmn: %d y_, %d n_, %d i_ files; %d "
+  print_message("JSONTestSuite/%s: %d y_, %d n_, %d i_ files; %d "
                 "failure(s)\n",
-                ny, nn, ni, bad);
+                tu_parser_name(), ny, nn, ni, bad);
   jrpc__arena_free(&a);
   jrpc__parser_destroy(p);
   assert_int_equal(bad, 0);
