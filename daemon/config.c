@@ -56,6 +56,7 @@ enum server_key {
   S_OUTPUT_HIGH_WATER,
   S_MAX_PENDING_CALLS,
   S_MAX_PENDING_CALLS_TOTAL,
+  S_PARSER_AUTO_THRESHOLD,
   S_COUNT
 };
 
@@ -74,6 +75,7 @@ static const char *const server_keys[S_COUNT] = {
     "output_high_water",
     "max_pending_calls",
     "max_pending_calls_total",
+    "parser_auto_threshold",
 };
 
 enum listen_key { L_UNIX, L_TCP, L_MODE, L_OWNER, L_GROUP, L_FRAMING, L_COUNT };
@@ -440,6 +442,12 @@ static int server_key(parse_t *p, const char *key, const char *value) {
                   &c->output_high_water);
   case S_MAX_PENDING_CALLS:
     return number_u32(p, key, value, 1, 1000000, &c->max_pending_calls);
+  case S_PARSER_AUTO_THRESHOLD:
+    if (strcasecmp(value, "measured") == 0) {
+      c->parser_auto_threshold = JRPCD_AUTO_MEASURED;
+      return 0;
+    }
+    return number_u32(p, key, value, 0, INT32_MAX, &c->parser_auto_threshold);
   case S_MAX_PENDING_CALLS_TOTAL:
     return number_u32(p, key, value, 1, 100000000, &c->max_pending_calls_total);
   case S_COUNT:
@@ -910,6 +918,7 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
   c->output_high_water = 1048576;
   c->max_pending_calls = 1024;
   c->max_pending_calls_total = 65536;
+  c->parser_auto_threshold = JRPCD_AUTO_MEASURED;
   if (!(c->file = copy(&p, name)) || !(c->parser = copy(&p, "auto")) ||
       !(c->plugin_dir = copy(&p, JRPCD_PLUGIN_DIR)))
     goto done;

@@ -39,6 +39,8 @@ typedef struct jrpcd_plugin_conf {
   size_t nkv; /* number of pairs */
 } jrpcd_plugin_conf_t;
 
+#define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
+
 typedef struct jrpcd_config {
   char *file;                       /* path as given, or "(built-in)" */
   unsigned workers;                 /* 0 in the file = one per CPU (resolved) */
@@ -55,6 +57,8 @@ typedef struct jrpcd_config {
   uint64_t output_high_water;       /* default 1048576: pause reading above */
   uint32_t max_pending_calls;       /* default 1024: deferred calls per
                                        connection before reading pauses */
+  uint32_t parser_auto_threshold;   /* parser = auto: simdjson from this many
+                                       bytes; default JRPCD_AUTO_MEASURED */
   uint32_t max_pending_calls_total; /* default 65536: deferred calls in
                                        the daemon; -32005 beyond */
   jrpcd_listen_conf_t *listens;

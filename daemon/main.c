@@ -89,7 +89,11 @@ static int check_only(jrpcd_config_t *c) {
     return 1;
   }
   printf("config %s: %u workers, parser %s", c->file, c->workers, c->parser);
-  jrpc__parser_t *p = jrpc__parser_new(c->parser);
+  jrpc__parser_t *p = strcmp(c->parser, "auto") != 0
+                          ? jrpc__parser_new(c->parser)
+                      : c->parser_auto_threshold == JRPCD_AUTO_MEASURED
+                          ? jrpc__parser_auto_new(JRPC__AUTO_MEASURED)
+                          : jrpc__parser_auto_new(c->parser_auto_threshold);
   if (!p) {
     printf("\n");
     fprintf(stderr,

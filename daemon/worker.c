@@ -411,7 +411,11 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->index = index;
   w->conns.prev = w->conns.next = &w->conns;
   pthread_mutex_init(&w->mu, NULL);
-  jrpc__parser_t *parser = jrpc__parser_new(srv->conf.parser);
+  jrpc__parser_t *parser =
+      strcmp(srv->conf.parser, "auto") != 0 ? jrpc__parser_new(srv->conf.parser)
+      : srv->conf.parser_auto_threshold == JRPCD_AUTO_MEASURED
+          ? jrpc__parser_auto_new(JRPC__AUTO_MEASURED)
+          : jrpc__parser_auto_new(srv->conf.parser_auto_threshold);
   if (!parser) {
     snprintf(err, errlen,
              "%s: [server] parser: \"%s\" is not available in this build",

@@ -12,6 +12,6 @@ jrpc__parser_t *jrpc__parser_new(const char *name) {
     return jrpc__parser_simdjson_new();
 #endif
   if (strcmp(name, "auto") == 0)
-    return jrpc__parser_auto_new(0);
+    return jrpc__parser_auto_new(JRPC__AUTO_MEASURED);
   return NULL;
 }

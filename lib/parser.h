@@ -110,9 +110,11 @@ jrpc__parser_t *jrpc__parser_jsmn_new(jrpc__jsmn_mode_t mode);
 jrpc__parser_t *jrpc__parser_simdjson_new(void);
 const char *jrpc__simdjson_kernel(void);
 
-/* Per frame: jsmn below `threshold` bytes, simdjson from there on. 0 picks
- * the threshold measured for the running kernel (parser_auto.c); without
- * simdjson in the build, it is jsmn for everything. */
+/* Per frame: jsmn below `threshold` bytes, simdjson from there on.
+ * JRPC__AUTO_MEASURED picks the threshold measured for the running kernel
+ * (parser_auto.c); without simdjson in the build, it is jsmn for
+ * everything. */
+#define JRPC__AUTO_MEASURED ((size_t)-2)
 jrpc__parser_t *jrpc__parser_auto_new(size_t threshold);
 /* The threshold an auto parser uses (SIZE_MAX: never simdjson). */
 size_t jrpc__parser_auto_threshold(const jrpc__parser_t *p);

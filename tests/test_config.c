@@ -181,6 +181,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.output_high_water, 1048576);
   assert_int_equal(c.max_pending_calls, 1024);
   assert_int_equal(c.max_pending_calls_total, 65536);
+  assert_int_equal(c.parser_auto_threshold, JRPCD_AUTO_MEASURED);
 
   assert_int_equal(c.nlistens, 1);
   const jrpcd_listen_conf_t *l = &c.listens[0];
@@ -218,6 +219,7 @@ static void test_every_key(void **state) {
               "output_high_water = 1099511627776\n"
               "max_pending_calls = 1000000\n"
               "max_pending_calls_total = 100000000\n"
+              "parser_auto_threshold = 300\n"
               "\n"
               "[listen sock]\n"
               "unix = /run/x/y.sock\n"
@@ -246,11 +248,12 @@ static void test_every_key(void **state) {
   assert_int_equal(c.output_high_water, UINT64_C(1) << 40);
   assert_int_equal(c.max_pending_calls, 1000000);
   assert_int_equal(c.max_pending_calls_total, 100000000);
+  assert_int_equal(c.parser_auto_threshold, 300);
 
   assert_int_equal(c.nlistens, 2);
   const jrpcd_listen_conf_t *u = &c.listens[0], *t = &c.listens[1];
   assert_string_equal(u->name, "sock");
-  assert_int_equal(u->line, 17);
+  assert_int_equal(u->line, 18);
   assert_int_equal(u->kind, JRPCD_LISTEN_UNIX);
   assert_string_equal(u->path, "/run/x/y.sock");
   assert_int_equal(u->mode, 0600);
@@ -260,7 +263,7 @@ static void test_every_key(void **state) {
   assert_null(u->host);
 
   assert_string_equal(t->name, "net");
-  assert_int_equal(t->line, 24);
+  assert_int_equal(t->line, 25);
   assert_int_equal(t->kind, JRPCD_LISTEN_TCP);
   assert_string_equal(t->host, "0.0.0.0");
   assert_int_equal(t->port, 65535);
@@ -271,7 +274,7 @@ static void test_every_key(void **state) {
 
   assert_int_equal(c.nplugins, 1);
   assert_string_equal(c.plugins[0].name, "m");
-  assert_int_equal(c.plugins[0].line, 28);
+  assert_int_equal(c.plugins[0].line, 29);
   jrpcd_config_free(&c);
 
   /* The other spellings of the words. */
@@ -354,6 +357,10 @@ static void test_bounds(void **state) {
       {"shutdown_timeout_ms", "4294967296", 0},
       {"max_pending_calls", "1", 1},
       {"max_pending_calls_total", "0", 0},
+      {"parser_auto_threshold", "0", 1},
+      {"parser_auto_threshold", "2147483647", 1},
+      {"parser_auto_threshold", "2147483648", 0},
+      {"parser_auto_threshold", "-1", 0},
       {"max_pending_calls_total", "100000001", 0},
       {"max_pending_calls", "0", 0},
       {"max_pending_calls", "1000001", 0},
@@ -613,7 +620,7 @@ static void test_errors(void **state) {
   expect_error("[server]\nworkers = 1\nworker = 2\n", 3,
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
-               "max_pending_calls_total)");
+               "max_pending_calls_total, parser_auto_threshold)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
@@ -973,6 +980,7 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.output_high_water, d.output_high_water);
   assert_int_equal(c.max_pending_calls, d.max_pending_calls);
   assert_int_equal(c.max_pending_calls_total, d.max_pending_calls_total);
+  assert_int_equal(c.parser_auto_threshold, d.parser_auto_threshold);
   jrpcd_config_free(&d);
 
   assert_int_equal(c.nlistens, 2);

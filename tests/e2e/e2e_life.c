@@ -530,6 +530,10 @@ static void test_sighup_drops_plugin_with_calls_in_flight(void **state) {
   e2e_send(c, REQ("late.ms", "[500]", "1"));
   e2e_send(c, REQ("sleep.ms", "[200]", "2"));
   e2e_send(c, REQ("sleep.work_ms", "[300]", "3"));
+  /* Its answer comes first and proves the three were dispatched (one
+   * connection's frames are taken in order) before the reload. */
+  e2e_send(c, REQ("math.add", "[1,2]", "99"));
+  e2e_expect(c, RES("3", "99"));
   e2e_opts_t only_math = {.plugins = "[plugin math]\npath = math.so\n"};
   e2e_rewrite(d, &only_math, NULL);
   e2e_signal(d, SIGHUP);
