@@ -11,16 +11,20 @@ bin=$build/bench/bench_pipeline
 [ -x "$bin" ] || { echo "build first: ./scripts/run.sh (or cmake --build $build)" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind is missing (scripts/deps.sh installs it)" >&2; exit 1; }
 
-ir() { # mode workload requests
+ir() { # mode-or-parser workload requests
+  local sel=(--mode "$1")
+  case $1 in simdjson | auto) sel=(--parser "$1") ;; esac
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" \
-    --mode "$1" --only "$2" --requests "$3" 2>&1 | awk '/refs:/ {gsub(",","",$NF); print $NF}'
+    "${sel[@]}" --only "$2" --requests "$3" 2>&1 | awk '/refs:/ {gsub(",","",$NF); print $NF}'
 }
-printf '%-14s %10s %10s %10s\n' workload fused separate none
+# jsmn with its three validation modes, then the other backends (under
+# valgrind simdjson runs its haswell kernel whatever the CPU has).
+printf '%-14s %10s %10s %10s %10s %10s\n' workload fused separate none simdjson auto
 for w in single named notification batch40 object30; do
   lo=2000; hi=12000
   [ "$w" = batch40 ] && lo=8000 && hi=48000
   row=$(printf '%-14s' "$w")
-  for m in fused separate none; do
+  for m in fused separate none simdjson auto; do
     a=$(ir "$m" "$w" "$lo"); b=$(ir "$m" "$w" "$hi")
     row+=$(printf ' %10d' $(( (b - a) / (hi - lo) )))
   done
