@@ -270,12 +270,24 @@ int sj_parse(jrpc__parser_t *p, const char *buf, size_t len, jrpc__arena_t *a,
   if (!sidx)
     return JRPC_ENOMEM;
   d->sidx = sidx;
-  uint32_t s = 0;
+  uint32_t s = 0, depth = 0;
   for (uint32_t i = 1; i + 1 < d->ntape;) {
     while (s < d->nsi && (buf[d->si[s]] == ':' || buf[d->si[s]] == ','))
       s++;
     sidx[i] = s++;
     uint8_t t = tag(d, i);
+    /* The depth limit as every backend counts it: containers only
+     * (simdjson's own limit also counts the scalar inside the deepest
+     * one, so it is set one higher). */
+    if (t == T_ARR || t == T_OBJ) {
+      if (++depth > JRPC__MAX_DEPTH) {
+        out->status = JRPC__PARSE_INVALID;
+        out->why = "nested too deeply";
+        return 0;
+      }
+    } else if (t == T_ARR_END || t == T_OBJ_END) {
+      depth--;
+    }
     i += (t == T_I64 || t == T_U64 || t == T_F64) ? 2 : 1;
   }
 
@@ -407,7 +419,7 @@ jrpc_val_t sj_get(const jrpc__doc_t *hd, uint32_t idx, const char *key,
 int sj_key(const jrpc__doc_t *hd, jrpc_val_t v, const char **s, size_t *n) {
   const sj_doc *d = DOC(hd);
   if (tag(d, v.aux_) != T_OBJ)
-    return JRPC_EINVAL;
+    return JRPC_ENOENT; /* not a member: as the jsmn backend says */
   text(d, v.idx_ - 1, s, n);
   (*s)++; /* content between the quotes */
   *n -= 2;
@@ -441,9 +453,9 @@ extern "C" jrpc__parser_t *jrpc__parser_simdjson_new(void) {
   sj_backend *b = new (mem) sj_backend();
   b->base.ops = &sj_ops;
   b->doc.hdr.ops = &sj_ops;
-  /* The same depth limit as every backend; a first capacity that covers
-   * ordinary frames without growing. */
-  if (b->parser.allocate(64 * 1024, JRPC__MAX_DEPTH) != simdjson::SUCCESS) {
+  /* Room for the depth limit of every backend (checked exactly in
+   * sj_parse); a first capacity that covers ordinary frames. */
+  if (b->parser.allocate(64 * 1024, JRPC__MAX_DEPTH + 1) != simdjson::SUCCESS) {
     sj_destroy(&b->base);
     return nullptr;
   }

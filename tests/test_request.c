@@ -787,6 +787,19 @@ static void test_depth_limit_exact(void **state) {
   expect_n(f, s, n, parse_error);
   free(s);
 
+  /* A scalar in the deepest container adds no level (simdjson's own limit
+   * would count it: every backend must agree). */
+  s = nest("[", "null", "]", JRPC__MAX_DEPTH - 1, pre, "}", &n);
+  params = nest("[", "null", "]", JRPC__MAX_DEPTH - 1, "", "", &pn);
+  snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"result\":%s,\"id\":1}",
+           params);
+  expect_n(f, s, n, want);
+  free(s);
+  free(params);
+  s = nest("{\"k\":", "\"v\"", "}", JRPC__MAX_DEPTH, pre, "}", &n);
+  expect_n(f, s, n, parse_error);
+  free(s);
+
   /* a batch adds a level too */
   s = nest("[", "", "]", JRPC__MAX_DEPTH - 2,
            "[{\"jsonrpc\":\"2.0\","
