@@ -68,21 +68,6 @@ static inline jrpc_type_t tok_type(const jsmntok_t *t, const char *js) {
   }
 }
 
-/* ws* [sep ws*] must be exactly js[from, to). */
-static inline int gap_ok(const char *js, size_t from, size_t to, char sep) {
-  size_t p = from;
-  while (p < to && jrpc__is_ws((unsigned char)js[p]))
-    p++;
-  if (sep) {
-    if (p >= to || js[p] != sep)
-      return 0;
-    p++;
-    while (p < to && jrpc__is_ws((unsigned char)js[p]))
-      p++;
-  }
-  return p == to;
-}
-
 static inline int primitive_ok(const char *s, size_t n) {
   /* Small integers are most numbers in requests: no call for them. */
   if (n <= 8 && s[0] >= '1' && s[0] <= '9') {

@@ -3,7 +3,8 @@
 # else. Does nothing when all of them are present.
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
-      libcmocka-dev libinih-dev socat valgrind)
+      libcmocka-dev libinih-dev socat valgrind
+      clang libclang-rt-14-dev) # clang + libFuzzer: tests/fuzz
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test, twice: an optimised build with
-# warnings as errors, then an AddressSanitizer + UBSan build. This is the
-# command CI runs (.ci/run).
+# warnings as errors, then an AddressSanitizer + UBSan build; checks that a
+# build without simdjson still works; then fuzzes (tests/fuzz) for a
+# bounded time. This is the command CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -15,3 +16,15 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DJRPC_SANITIZE=ON -DJRPC_WERR
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+# -DJRPC_SIMDJSON=OFF: jsmn only, parser = auto meaning jsmn.
+cmake -S . -B build/nosimd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_SIMDJSON=OFF -DJRPC_WERROR=ON >/dev/null
+cmake --build build/nosimd -j"$jobs"
+ctest --test-dir build/nosimd --output-on-failure -j"$jobs"
+
+# libFuzzer targets (clang), each run for FUZZ_SECONDS (30) on a fresh copy
+# of its in-tree seeds; a crash fails CI and names the input it wrote.
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_FUZZ=ON -DJRPC_WERROR=ON >/dev/null
+cmake --build build/fuzz --target fuzz -j"$jobs"
+ctest --test-dir build/fuzz -L fuzz --output-on-failure -j"$jobs"
+tests/fuzz/run.sh build/fuzz "${FUZZ_SECONDS:-30}"
