@@ -384,8 +384,9 @@ static int teardown(void **state) {
  * without post and queue_work) and one stream with `framing`. */
 static void start(fx_t *f, const jrpc__limits_t *lim, int host,
                   jrpc__framing_t framing) {
-  assert_int_equal(
-      jrpc__engine_init(&f->e, &f->reg, lim, jrpc__parser_new(tu_parser_name())), 0);
+  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, lim,
+                                     jrpc__parser_new(tu_parser_name())),
+                   0);
   f->e_live = 1;
   f->ops.post = host_post;
   f->ops.queue_work = host_queue_work;
