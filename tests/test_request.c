@@ -767,21 +767,29 @@ static void test_depth_brackets_in_strings(void **state) {
   expect_n(f, req, strlen(req), parse_error);
 }
 
-/* The request object is level 1, so params nested k deep make k + 1. */
-static void test_depth_limit_exact(void **state) {
-  tu_fixture *f = *state;
-  const char *pre = "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"id\":1,"
-                    "\"params\":";
+/* echo with params k arrays deep around `mid`: answered with them. */
+static void expect_echoed(tu_fixture *f, const char *pre, const char *mid,
+                          size_t k) {
   size_t n, pn;
-  char *s, *params, want[4096];
-
-  s = nest("[", "", "]", JRPC__MAX_DEPTH - 1, pre, "}", &n);
-  params = nest("[", "", "]", JRPC__MAX_DEPTH - 1, "", "", &pn);
+  char want[4096];
+  char *s = nest("[", mid, "]", k, pre, "}", &n);
+  char *params = nest("[", mid, "]", k, "", "", &pn);
   snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"result\":%s,\"id\":1}",
            params);
   expect_n(f, s, n, want);
   free(s);
   free(params);
+}
+
+/* The request object is level 1, so params nested k deep make k + 1. */
+static void test_depth_limit_exact(void **state) {
+  tu_fixture *f = *state;
+  const char *pre = "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"id\":1,"
+                    "\"params\":";
+  size_t n;
+  char *s;
+
+  expect_echoed(f, pre, "", JRPC__MAX_DEPTH - 1);
 
   s = nest("[", "", "]", JRPC__MAX_DEPTH, pre, "}", &n);
   expect_n(f, s, n, parse_error);
@@ -789,13 +797,7 @@ static void test_depth_limit_exact(void **state) {
 
   /* A scalar in the deepest container adds no level (simdjson's own limit
    * would count it: every backend must agree). */
-  s = nest("[", "null", "]", JRPC__MAX_DEPTH - 1, pre, "}", &n);
-  params = nest("[", "null", "]", JRPC__MAX_DEPTH - 1, "", "", &pn);
-  snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"result\":%s,\"id\":1}",
-           params);
-  expect_n(f, s, n, want);
-  free(s);
-  free(params);
+  expect_echoed(f, pre, "null", JRPC__MAX_DEPTH - 1);
   s = nest("{\"k\":", "\"v\"", "}", JRPC__MAX_DEPTH, pre, "}", &n);
   expect_n(f, s, n, parse_error);
   free(s);
