@@ -78,10 +78,19 @@ static const char *const server_keys[S_COUNT] = {
     "parser_auto_threshold",
 };
 
-enum listen_key { L_UNIX, L_TCP, L_MODE, L_OWNER, L_GROUP, L_FRAMING, L_COUNT };
+enum listen_key {
+  L_UNIX,
+  L_TCP,
+  L_MODE,
+  L_OWNER,
+  L_GROUP,
+  L_FRAMING,
+  L_STATS,
+  L_COUNT
+};
 
 static const char *const listen_keys[L_COUNT] = {
-    "unix", "tcp", "mode", "owner", "group", "framing",
+    "unix", "tcp", "mode", "owner", "group", "framing", "stats",
 };
 
 typedef struct parse {
@@ -512,6 +521,8 @@ static int listen_key(parse_t *p, const char *key, const char *value) {
     fail_key(p, p->line, key, "\"%s\" is not a framing (newline or length)",
              value);
     return -1;
+  case L_STATS:
+    return boolean(p, key, value, &l->stats);
   case L_COUNT:
     break;
   }
@@ -620,6 +631,8 @@ static void end_section(parse_t *p) {
                u > t ? "tcp" : "unix", u > t ? t : u);
       return;
     }
+    if (!p->listen_seen[L_STATS]) /* rpc.stats: local callers only */
+      p->c->listens[p->c->nlistens - 1].stats = u ? 1 : 0;
     if (t) {
       int first = 0, which = 0;
       for (int k = L_MODE; k <= L_GROUP; k++)

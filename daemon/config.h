@@ -27,6 +27,7 @@ typedef struct jrpcd_listen_conf {
   char *host; /* literal address without brackets */
   uint16_t port;
   jrpc__framing_t framing; /* default newline */
+  int stats; /* rpc.stats answers here; default yes on unix, no on tcp */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {

@@ -124,6 +124,7 @@ static void on_written(uv_write_t *req, int status) {
     jrpcd_conn_close(c, uv_strerror(status));
     return;
   }
+  JRPC__STAT_ADD(c->w->bytes_out, c->wbytes);
   jrpc__out_consume(&c->st.out, c->wbytes);
   c->wbytes = 0;
   c->last_active = uv_now(&c->w->loop);
@@ -181,6 +182,7 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
       return;
     }
     if (n > 0) {
+      JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)n);
       jrpc__out_consume(&c->st.out, (size_t)n);
       c->last_active = uv_now(&c->w->loop);
     }
@@ -232,6 +234,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpcd_conn_t *c = s->data;
   if (nread > 0) {
     c->last_active = uv_now(&c->w->loop);
+    JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)nread);
     feed(c, (size_t)nread, 0);
     return;
   }
@@ -287,6 +290,7 @@ static void conn_start(jrpcd_conn_t *c) {
   c->last_active = uv_now(&w->loop);
   list_push(&w->conns, c);
   w->nconns++;
+  JRPC__STAT_INC(w->accepted);
   atomic_fetch_add(&w->load, 1);
   if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
     char pt[96];

@@ -184,6 +184,7 @@ int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
   l->fd = -1;
   l->name = strdup(c->name);
   l->framing = c->framing;
+  l->stats = c->stats;
   l->is_unix = c->kind == JRPCD_LISTEN_UNIX;
   if (l->is_unix)
     snprintf(l->desc, sizeof(l->desc), "unix:%s", c->path);

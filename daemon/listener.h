@@ -17,6 +17,7 @@ typedef struct jrpcd_listener {
   dev_t dev;  /* of the file our bind made: only that one is removed */
   ino_t ino;
   jrpc__framing_t framing;
+  int stats;      /* rpc.stats is answered on this listener */
   char desc[160]; /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
 } jrpcd_listener_t;
 

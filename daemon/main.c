@@ -1,10 +1,12 @@
 /* main.c - jrpcd's command line. */
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -132,6 +134,34 @@ static int check_only(jrpcd_config_t *c) {
   return bad;
 }
 
+/* Every connection is a file descriptor, and the usual soft limit (1024)
+ * is far below what one worker can serve; the hard limit is ours to take.
+ * Says so when even that is below max_connections. */
+static void raise_fd_limit(const jrpcd_config_t *c) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      jrpcd_warn("cannot raise the open-file limit from %llu to %llu: %s",
+                 (unsigned long long)was, (unsigned long long)rl.rlim_max,
+                 strerror(errno));
+      rl.rlim_cur = was;
+    } else {
+      jrpcd_debug("open-file limit raised from %llu to %llu",
+                  (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+    }
+  }
+  /* Listeners, the loops' own descriptors and plugins need some too. */
+  if (rl.rlim_cur != RLIM_INFINITY &&
+      (uint64_t)rl.rlim_cur < (uint64_t)c->max_connections + 64)
+    jrpcd_warn("open-file limit %llu is below max_connections %u (+64): "
+               "connections past it will be refused by the kernel",
+               (unsigned long long)rl.rlim_cur, c->max_connections);
+}
+
 int main(int argc, char **argv) {
   const char *file = NULL;
   int test = 0, opt;
@@ -187,6 +217,7 @@ int main(int argc, char **argv) {
   }
 
   signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error code, not death */
+  raise_fd_limit(&conf);
   jrpcd_server_t srv;
   if (jrpcd_server_start(&srv, &conf, text, err, sizeof(err))) {
     jrpcd_error("%s", err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "rpcstats.h"
 
 typedef const jrpc_module_info_t *(*entry_fn)(void);
 
@@ -92,6 +93,10 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
     jrpcd_error("%s (plugin skipped)", why);
     g->failed++;
   }
+  if (jrpcd_stats_attach(g, c->workers ? c->workers : 1) != 0) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
   *out = g;
   return 0;
 fail:
@@ -110,6 +115,7 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
     plugin_unload(&g->plugins[i]);
   free(g->plugins);
   jrpc__registry_free(&g->reg);
+  free(g->mstats);
   free(g);
 }
 

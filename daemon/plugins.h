@@ -12,6 +12,7 @@
 #include "config.h"
 #include "module.h"
 #include "registry.h"
+#include "stats.h"
 
 typedef struct jrpcd_plugin {
   char *name; /* [plugin NAME] */
@@ -27,6 +28,11 @@ typedef struct jrpcd_gen {
   unsigned serial; /* 1 for the first load, +1 per reload */
   size_t failed;   /* plugins skipped (strict_plugins = no) */
   atomic_uint refs;
+  /* Per-method counters since this generation was loaded: one row per
+   * worker, mstride entries each, indexed like reg's slots. */
+  jrpc__mstat_t *mstats;
+  size_t mstride;
+  unsigned nworkers;
 } jrpcd_gen_t;
 
 /* Loads every plugin of c. With c->strict_plugins, the first failure

@@ -24,6 +24,7 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   memset(conf, 0, sizeof(*conf));
   s->conf_text = conf_text;
   s->gen_serial = 1;
+  s->start_ns = uv_hrtime();
   if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen))
     return -1;
   s->listeners = calloc(s->conf.nlistens, sizeof(*s->listeners));
@@ -74,6 +75,7 @@ static void reload(jrpcd_server_t *s) {
     return;
   }
   jrpcd_gen_t *g;
+  c.workers = s->conf.workers; /* not reloaded; sizes the method counters */
   if (jrpcd_gen_load(&g, &c, s->gen_serial + 1, err, sizeof(err))) {
     jrpcd_error("reload failed, still serving the previous plugins: %s", err);
     jrpcd_config_free(&c);

@@ -21,6 +21,7 @@ typedef struct jrpcd_server {
   unsigned nworkers;
   jrpcd_gen_t *gen; /* the current generation (the server's hold) */
   unsigned gen_serial;
+  uint64_t start_ns;  /* uv_hrtime at start, for rpc.stats */
   atomic_uint nconns; /* all workers: for max_connections */
   atomic_ullong conn_ids;
   _Atomic uint32_t live_calls; /* deferred calls, all workers */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rpcstats.h"
 #include "server.h"
 
 #define TICK_STOPPING_MS 10
@@ -324,6 +325,7 @@ static void on_wake(uv_async_t *a) {
     jrpcd_gen_t *old = w->gen;
     w->gen = gen;
     w->engine.reg = &gen->reg;
+    w->engine.mstats = jrpcd_stats_row(gen, w->index);
     jrpcd_gen_release(old);
   }
   while (hand) {
@@ -434,6 +436,7 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   jrpcd_gen_hold(srv->gen);
   w->gen = srv->gen;
   w->engine.reg = &w->gen->reg;
+  w->engine.mstats = jrpcd_stats_row(w->gen, index);
   w->engine.log = jrpcd_log_from_engine;
   w->engine.host = &host_ops;
   w->engine.host_arg = w;

@@ -71,11 +71,16 @@ typedef struct jrpcd_worker {
   uint32_t nwork;          /* queue_work tasks not done */
   uint64_t refused;        /* connections over max_connections, not logged */
   uint64_t refused_logged; /* uv_now of the last such log line */
-  uint8_t stopping;        /* shutdown began */
-  uint8_t stopped;         /* handles closed; the loop is ending */
-  uint8_t engine_ready;    /* jrpcd_worker_free has an engine to free */
-  uint8_t abandoned;       /* stopped with thread-pool tasks still out */
-  uint8_t deadline_passed; /* shutdown_timeout_ms is over */
+  /* For rpc.stats; written by this worker only (calls and errors are in
+   * engine.stats). */
+  jrpc__counter_t accepted;  /* connections served since start */
+  jrpc__counter_t bytes_in;  /* read from clients */
+  jrpc__counter_t bytes_out; /* written to clients */
+  uint8_t stopping;          /* shutdown began */
+  uint8_t stopped;           /* handles closed; the loop is ending */
+  uint8_t engine_ready;      /* jrpcd_worker_free has an engine to free */
+  uint8_t abandoned;         /* stopped with thread-pool tasks still out */
+  uint8_t deadline_passed;   /* shutdown_timeout_ms is over */
   /* Shared with other threads, under mu. */
   pthread_mutex_t mu;
   jrpc__post_node_t *posts, *posts_tail;

@@ -155,6 +155,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->peer = &d->peer;
   dc->notify = call->notify;
   dc->is_deferred = 1;
+  dc->ms = call->ms;
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
   jrpc__writer_init(&dc->w, &d->out);

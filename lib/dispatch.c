@@ -49,6 +49,13 @@ void jrpc__engine_free(jrpc__engine_t *e) {
   jrpc__bufpool_free(&e->pool);
 }
 
+/* An error response is being written for call (NULL: not a method's). */
+static void count_error(jrpc__engine_t *e, const jrpc__call_t *call) {
+  JRPC__STAT_INC(e->stats.errors);
+  if (call && call->ms)
+    JRPC__STAT_INC(call->ms->errors);
+}
+
 /* {"limit":L,"got":G} as error data. */
 static int limit_error(jrpc__outbuf_t *o, int code, uint64_t limit,
                        uint64_t got, const char *id, size_t id_n) {
@@ -81,12 +88,14 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
   jrpc__engine_t *e = call->e;
   int empty = 0;
   if (JRPC__UNLIKELY(call->busy)) {
+    count_error(e, call);
     call->busy = 0;
     jrpc__out_truncate(o, call->mark);
     limit_error(o, JRPC_BUSY, e->max_live_total, e->max_live_total, id, id_n);
     return;
   }
   if (call->too_large) {
+    count_error(e, call);
     uint64_t got = jrpc__out_pos(o) - call->mark.pos;
     jrpc__out_truncate(o, call->mark);
     limit_error(o, JRPC_RESPONSE_TOO_LARGE, e->lim.max_response_bytes, got, id,
@@ -94,6 +103,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     return;
   }
   if (call->err_code) {
+    count_error(e, call);
     if (call->err_data && (jrpc__writer_finish(&call->w, &empty) != 0 || empty))
       jrpc__out_truncate(o, call->err_mark); /* no usable data: drop it */
     jrpc__reply_error_close(o);
@@ -101,6 +111,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     return;
   }
   if (rc < 0 || rc == JRPC_ASYNC) {
+    count_error(e, call);
     char data[64];
     int n = rc == JRPC_ASYNC
                 ? snprintf(data, sizeof(data),
@@ -111,6 +122,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     return;
   }
   if (jrpc__writer_finish(&call->w, &empty) != 0) {
+    count_error(e, call);
     const char *why = call->w.why ? call->w.why : "invalid result";
     jrpc__out_truncate(o, call->mark);
     jrpc__reply_error_open(o, JRPC_HANDLER_FAILED, NULL);
@@ -131,22 +143,29 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
                       const jrpc__envelope_t *env, const jrpc_peer_t *peer,
                       int batch) {
   jrpc__request_t req;
+  JRPC__STAT_INC(e->stats.calls);
   int rc = jrpc__request_check(env, &e->arena, &req);
   if (rc)
     return rc;
-  if (req.kind == JRPC__REQ_INVALID)
+  if (req.kind == JRPC__REQ_INVALID) {
+    count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
                              req.id_n);
+  }
   const jrpc__method_t *m =
       e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
   if (!m) {
     if (req.kind == JRPC__REQ_NOTIFY)
       return 0;
+    count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_METHOD_NOT_FOUND, NULL, NULL, 0, req.id,
                              req.id_n);
   }
 
   jrpc__call_t *call = &e->call;
+  call->ms = e->mstats ? &e->mstats[m - e->reg->slots] : NULL;
+  if (call->ms)
+    JRPC__STAT_INC(call->ms->calls);
   jrpc__arena_mark_t am = jrpc__arena_mark(&e->arena);
   call->peer = peer ? peer : &e->no_peer;
   call->err_code = 0;
@@ -186,8 +205,10 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
                            const jrpc__parsed_t *ps, const jrpc_peer_t *peer) {
   switch (ps->status) {
   case JRPC__PARSE_INVALID:
+    count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_PARSE_ERROR, NULL, NULL, 0, NULL, 0);
   case JRPC__PARSE_BATCH_TOO_LARGE:
+    count_error(e, NULL);
     return limit_error(o, JRPC_BATCH_TOO_LARGE, e->lim.max_batch, ps->count,
                        NULL, 0);
   default:
@@ -195,8 +216,10 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   }
   if (!ps->is_batch)
     return handle_one(e, o, &ps->env[0], peer, 0);
-  if (ps->count == 0) /* "[]": one error, not an empty array */
+  if (ps->count == 0) { /* "[]": one error, not an empty array */
+    count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, NULL, 0);
+  }
   /* The array opens with the first response; a batch of notifications
    * yields no output at all. */
   int opened = 0;
@@ -261,6 +284,7 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
     jrpc__out_truncate(o, enc.start);
     jrpc__frame_begin(framing, o, &enc);
     static const char oom[] = "\"out of memory\"";
+    count_error(e, NULL);
     jrpc__reply_error(o, JRPC_INTERNAL_ERROR, NULL, oom, sizeof(oom) - 1, NULL,
                       0);
     rc = 0;
@@ -272,6 +296,7 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
     uint64_t got = jrpc__out_pos(o) - enc.start.pos;
     jrpc__out_truncate(o, enc.start);
     jrpc__frame_begin(framing, o, &enc);
+    count_error(e, NULL);
     limit_error(o, JRPC_RESPONSE_TOO_LARGE, UINT32_MAX, got, NULL, 0);
   }
   rc = frame_finish(framing, o, &enc);
@@ -288,6 +313,7 @@ int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
   int rc = jrpc__frame_begin(framing, o, &enc);
   if (rc)
     return rc;
+  count_error(e, NULL);
   limit_error(o, JRPC_FRAME_TOO_LARGE, e->lim.max_frame_bytes, got, NULL, 0);
   return frame_finish(framing, o, &enc);
 }

@@ -15,6 +15,7 @@
 #include "outbuf.h"
 #include "parser.h"
 #include "registry.h"
+#include "stats.h"
 #include "writer.h"
 
 typedef struct jrpc__limits {
@@ -47,6 +48,7 @@ typedef struct jrpc__call {
   uint8_t notify;           /* a notification: nothing is ever sent */
   uint8_t is_deferred;      /* this is a deferred call's handle */
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
+  jrpc__mstat_t *ms;        /* the method's counters, or NULL */
 } jrpc__call_t;
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
@@ -76,6 +78,10 @@ typedef struct jrpc__engine {
    * most allowed (answered -32005 beyond). NULL: no limit. */
   _Atomic uint32_t *live_total;
   uint32_t max_live_total;
+  /* Counters: always kept for the engine; per method only when the host
+   * gives a row indexed like reg's slots (NULL: not counted). */
+  jrpc__estat_t stats;
+  jrpc__mstat_t *mstats;
 } jrpc__engine_t;
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */

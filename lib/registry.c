@@ -78,15 +78,35 @@ static int grow(jrpc__registry_t *r) {
   return 0;
 }
 
+static int is_reserved(const char *name, size_t len) {
+  /* The specification reserves "rpc." names for the protocol itself. */
+  return len >= 4 && memcmp(name, "rpc.", 4) == 0;
+}
+
+static int add_method(jrpc__registry_t *r, const char *name, size_t len,
+                      jrpc_handler_fn fn, void *udata, const void *owner,
+                      const jrpc__method_t **existing);
+
 int jrpc__registry_add(jrpc__registry_t *r, const char *name,
                        jrpc_handler_fn fn, void *udata, const void *owner,
                        const jrpc__method_t **existing) {
   size_t len = name ? strlen(name) : 0;
-  if (len == 0 || len > UINT32_MAX || !fn)
+  if (len == 0 || len > UINT32_MAX || !fn || is_reserved(name, len))
     return JRPC_EINVAL;
-  /* The specification reserves "rpc." names for the protocol itself. */
-  if (len >= 4 && memcmp(name, "rpc.", 4) == 0)
+  return add_method(r, name, len, fn, udata, owner, existing);
+}
+
+int jrpc__registry_add_builtin(jrpc__registry_t *r, const char *name,
+                               jrpc_handler_fn fn, void *udata) {
+  size_t len = strlen(name);
+  if (!fn || !is_reserved(name, len))
     return JRPC_EINVAL;
+  return add_method(r, name, len, fn, udata, NULL, NULL);
+}
+
+static int add_method(jrpc__registry_t *r, const char *name, size_t len,
+                      jrpc_handler_fn fn, void *udata, const void *owner,
+                      const jrpc__method_t **existing) {
   uint32_t h = name_hash(name, len);
   jrpc__method_t *m = probe(r, name, len, h);
   if (m->name) {

@@ -32,6 +32,11 @@ int jrpc__registry_add(jrpc__registry_t *r, const char *name,
                        jrpc_handler_fn fn, void *udata, const void *owner,
                        const jrpc__method_t **existing);
 
+/* The daemon's own "rpc." methods (owner NULL); JRPC_EINVAL for any other
+ * name. */
+int jrpc__registry_add_builtin(jrpc__registry_t *r, const char *name,
+                               jrpc_handler_fn fn, void *udata);
+
 /* Removes every method registered by `owner` (rollback of a failed init). */
 void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner);
 

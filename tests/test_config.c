@@ -315,6 +315,25 @@ static void test_booleans(void **state) {
   }
 }
 
+/* rpc.stats per listener: on for unix and off for tcp unless set. */
+static void test_listener_stats(void **state) {
+  (void)state;
+  jrpcd_config_t c;
+  load_ok(&c, "[listen u]\nunix = /a\n[listen t]\ntcp = 127.0.0.1:1\n");
+  assert_int_equal(c.listens[0].stats, 1);
+  assert_int_equal(c.listens[1].stats, 0);
+  jrpcd_config_free(&c);
+  load_ok(&c, "[listen u]\nstats = no\nunix = /a\n"
+              "[listen t]\ntcp = 127.0.0.1:1\nstats = on\n");
+  assert_int_equal(c.listens[0].stats, 0);
+  assert_int_equal(c.listens[1].stats, 1);
+  jrpcd_config_free(&c);
+  expect_error("[listen u]\nunix = /a\nstats = sometimes\n", 3,
+               "[listen u] stats: ", "\"sometimes\" is not yes or no");
+  expect_error("[listen u]\nunix = /a\nstats = yes\nstats = no\n", 4,
+               "[listen u] stats: ", "twice");
+}
+
 static void test_workers(void **state) {
   (void)state;
   jrpcd_config_t c;
@@ -625,7 +644,7 @@ static void test_errors(void **state) {
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing)",
+               "framing, stats)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
@@ -1028,6 +1047,7 @@ int main(void) {
       cmocka_unit_test(test_plugin_kv),
       cmocka_unit_test(test_plugin_paths),
       cmocka_unit_test(test_tcp),
+      cmocka_unit_test(test_listener_stats),
       cmocka_unit_test(test_unix_path_length),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_syntax_errors),

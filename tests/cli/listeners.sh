@@ -58,6 +58,7 @@ owner = $user
 group = $group
 [listen v4]
 tcp = 127.0.0.1:$p4
+stats = yes
 ${v6:+[listen v6]}
 ${v6:+tcp = [::1]:$p6}
 ${v6:+framing = length}
@@ -82,10 +83,19 @@ CONF
     fail "tcp 127.0.0.1:$p4: got '$got'"
   fi
 
+  # stats = yes on a tcp listener: rpc.stats answers there.
+  got=$(printf '%s\n' '{"jsonrpc":"2.0","method":"rpc.stats","id":2}' |
+    timeout 10 socat -t 5 - "TCP4:127.0.0.1:$p4") || true
+  if [[ "$got" == '{"jsonrpc":"2.0","result":{"uptime_ms":'*'"id":2}' ]]; then
+    pass "rpc.stats on a tcp listener with stats = yes"
+  else
+    fail "rpc.stats on tcp with stats = yes: got '$got'"
+  fi
   # Length framing over IPv6: a 4-byte big-endian length, then the payload.
   if [[ -z "$v6" ]]; then
     echo "note: no IPv6 on this machine; [::1] not tested" >&2
     stop_daemon modes "$PID" "$sock"
+    fd_limit
     finish
     return
   fi
@@ -102,7 +112,42 @@ CONF
     fail "tcp [::1]:$p6 length framing: got '$got', expected '$want'"
   fi
   stop_daemon modes "$PID" "$sock"
+  fd_limit
   finish
+}
+
+# jrpcd raises its open-file soft limit to the hard limit at start: one
+# started with a soft limit of 256 serves with the hard one.
+fd_limit() {
+  local hard
+  hard=$(ulimit -Hn)
+  if [[ "$hard" == unlimited ]] || ((hard <= 256)); then
+    pass "open-file limit: hard limit $hard, nothing to raise (skipped)"
+    return 0
+  fi
+  cat >"$T/fd.conf" <<CONF
+[listen local]
+unix = $T/fd.sock
+[plugin math]
+path = $HANDLERS/math.so
+CONF
+  local soft
+  # shellcheck disable=SC2030,SC2031
+  (ulimit -Sn 256 && exec "$JRPCD" -c "$T/fd.conf" >"$T/fdlimit.out" 2>"$T/fdlimit.err") &
+  PID=$!
+  DAEMON_PIDS+=("$PID")
+  local i
+  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+    [[ -S "$T/fd.sock" ]] && unix_connects "$T/fd.sock" && break
+    sleep 0.05
+  done
+  soft=$(awk '/^Max open files/ { print $4 }' "/proc/$PID/limits")
+  if [[ "$soft" == "$hard" ]]; then
+    pass "open-file soft limit raised from 256 to the hard limit $hard"
+  else
+    fail "open-file soft limit is '$soft', expected the hard limit $hard"
+  fi
+  stop_daemon fdlimit "$PID" "$T/fd.sock"
 }
 
 main "$@"

@@ -1,0 +1,18 @@
+/* rpcstats.h - the built-in method rpc.stats: per-worker counters
+ * (connections, calls, errors, bytes in and out) and per-method calls and
+ * errors, answered on listeners with stats = yes. */
+#ifndef JRPCD_RPCSTATS_H
+#define JRPCD_RPCSTATS_H
+
+#include "plugins.h"
+
+/* Registers rpc.stats in g and sizes its per-method counters for
+ * nworkers. 0, or -1 when out of memory. */
+int jrpcd_stats_attach(jrpcd_gen_t *g, unsigned nworkers);
+
+/* The per-method counter row of worker `index` in g. */
+static inline jrpc__mstat_t *jrpcd_stats_row(jrpcd_gen_t *g, unsigned index) {
+  return g->mstats + (size_t)index * g->mstride;
+}
+
+#endif
