@@ -11,10 +11,10 @@
  * (the start of every value, in the same order as the tape); a value's
  * text runs from its structural to the next one, less whitespace.
  *
- * One parser per engine (per worker thread), reused: it reallocates only
- * when a frame is larger than any before it. Frames are parsed in place:
- * the pooled buffers keep JRPC__PAD readable bytes after every frame, which
- * is simdjson's padding. */
+ * One parser per engine (per worker thread), reused, with room for 64 KiB
+ * frames from the start; a larger frame doubles it (sj_grow). Frames are parsed
+ * in place: the pooled buffers keep JRPC__PAD readable bytes after every frame,
+ * which is simdjson's padding. */
 #include <simdjson.h>
 
 #include <cstdint>
@@ -224,6 +224,21 @@ void envelope(sj_backend *b, uint32_t o, jrpc__envelope_t *env) {
   }
 }
 
+/* simdjson sizes its buffers to the frame at hand, so frames that grow by
+ * a few bytes at a time (ids gaining digits) would reallocate again and
+ * again; doubling keeps that to a few times over a worker's life. */
+int sj_grow(sj_backend *b, size_t len) {
+  size_t cap = b->parser.capacity() * 2;
+  if (cap < len)
+    cap = len;
+  if (cap > b->parser.max_capacity())
+    cap = len; /* over the maximum, parse() reports it */
+  if (b->parser.allocate(cap, JRPC__MAX_DEPTH + 1) != simdjson::SUCCESS ||
+      b->parser.doc.allocate(cap) != simdjson::SUCCESS)
+    return -1;
+  return 0;
+}
+
 int sj_parse(jrpc__parser_t *p, const char *buf, size_t len, jrpc__arena_t *a,
              uint32_t max_batch, jrpc__parsed_t *out) {
   sj_backend *b = reinterpret_cast<sj_backend *>(p);
@@ -238,6 +253,8 @@ int sj_parse(jrpc__parser_t *p, const char *buf, size_t len, jrpc__arena_t *a,
   d->at_container = 0;
   d->ntape = 0;
 
+  if (JRPC__UNLIKELY(len > b->parser.capacity()) && sj_grow(b, len) != 0)
+    return JRPC_ENOMEM;
   simdjson::dom::element root;
   auto err = b->parser.parse(reinterpret_cast<const uint8_t *>(buf), len, false)
                  .get(root);
@@ -455,7 +472,8 @@ extern "C" jrpc__parser_t *jrpc__parser_simdjson_new(void) {
   b->doc.hdr.ops = &sj_ops;
   /* Room for the depth limit of every backend (checked exactly in
    * sj_parse); a first capacity that covers ordinary frames. */
-  if (b->parser.allocate(64 * 1024, JRPC__MAX_DEPTH + 1) != simdjson::SUCCESS) {
+  if (b->parser.allocate(64 * 1024, JRPC__MAX_DEPTH + 1) != simdjson::SUCCESS ||
+      b->parser.doc.allocate(64 * 1024) != simdjson::SUCCESS) {
     sj_destroy(&b->base);
     return nullptr;
   }
