@@ -205,6 +205,11 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
     c->wbytes = total;
     break;
   }
+  /* Everything sent and nothing half-read: the output segment goes back
+   * to the pool too, so an idle connection costs only its own struct. A
+   * ping-pong client pays one pool get and put per request for this. */
+  if (!c->writing && !c->st.buf)
+    jrpc__out_release_idle(&c->st.out);
   update_flow(c);
   maybe_done(c);
 }

@@ -87,6 +87,13 @@ char *jrpc__out_room_slow(jrpc__outbuf_t *o, size_t n) {
   return o->p;
 }
 
+void jrpc__out_release_idle(jrpc__outbuf_t *o) {
+  if (o->head && jrpc__out_pending(o) == 0) {
+    jrpc__out_free(o);
+    o->flushed = 0; /* as fresh: positions start again at 0 */
+  }
+}
+
 void jrpc__out_truncate(jrpc__outbuf_t *o, jrpc__outmark_t m) {
   if (!m.seg) {
     /* Marked before the first segment existed: drop everything pending. */

@@ -88,6 +88,10 @@ static inline jrpc__outmark_t jrpc__out_mark(const jrpc__outbuf_t *o) {
   return m;
 }
 
+/* With nothing pending, gives every segment back to the pool, so that an
+ * idle connection holds no pooled memory. No mark taken before survives. */
+void jrpc__out_release_idle(jrpc__outbuf_t *o);
+
 /* Drops everything appended after m. Does not clear `oom`: bytes may be
  * missing before m too; only the caller that truncates to before the whole
  * reply may clear it. */

@@ -392,8 +392,40 @@ static void test_steady_state(void **state) {
   jrpc__out_free(&o);
 }
 
+/* Nothing pending: every segment goes back to the pool and positions
+ * start over; something pending: nothing happens. */
+static void test_release_idle(void **state) {
+  (void)state;
+  const size_t n = 20000; /* two segments */
+  char *src = pattern(0, n);
+  jrpc__outbuf_t o;
+  jrpc__out_init(&o, &pool);
+  jrpc__out_release_idle(&o); /* fresh: nothing to do */
+  assert_null(o.head);
+  jrpc__out_put(&o, src, n);
+  jrpc__out_consume(&o, n - 1);
+  jrpc__out_release_idle(&o);
+  assert_int_equal(jrpc__out_pending(&o), 1);
+  assert_true(pool.live > 0);
+  jrpc__out_consume(&o, 1);
+  jrpc__out_release_idle(&o);
+  assert_null(o.head);
+  assert_int_equal(pool.live, 0);
+  assert_int_equal(jrpc__out_pos(&o), 0);
+  /* Usable as new, marks included. */
+  jrpc__outmark_t m = jrpc__out_mark(&o);
+  jrpc__out_put(&o, src, 100);
+  assert_int_equal(jrpc__out_pos(&o) - m.pos, 100);
+  expect_pending(&o, src, 100);
+  jrpc__out_truncate(&o, m);
+  assert_int_equal(jrpc__out_pending(&o), 0);
+  free(src);
+  jrpc__out_free(&o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_release_idle),
       cmocka_unit_test(test_empty),
       cmocka_unit_test(test_put_small),
       cmocka_unit_test(test_put_large),
