@@ -200,9 +200,9 @@ start_daemon() {
 
 # stop_daemon NAME PID [SOCKET [SIGNAL]]: SIGNAL (default TERM), then the
 # daemon must exit 0 within STOP_LIMIT_S, leave no sanitizer report and
-# remove SOCKET.
+# remove SOCKET. PROG (default jrpcd) names the program in messages.
 stop_daemon() {
-  local name=$1 pid=$2 sock=${3:-} sig=${4:-TERM} i rc=0
+  local name=$1 pid=$2 sock=${3:-} sig=${4:-TERM} prog=${PROG:-jrpcd} i rc=0
   kill "-$sig" "$pid" 2>/dev/null || true
   for ((i = 0; i < STOP_LIMIT_S * 20; i++)); do
     alive "$pid" || break
@@ -213,19 +213,32 @@ stop_daemon() {
     wait "$pid" 2>/dev/null || true
     forget_pid "$pid"
     show "$T/$name.err"
-    fail "$name: jrpcd did not exit within ${STOP_LIMIT_S}s of SIG$sig (killed)"
+    fail "$name: $prog did not exit within ${STOP_LIMIT_S}s of SIG$sig (killed)"
     return 0 # recorded; the test goes on to its other checks
   fi
   wait "$pid" || rc=$?
   forget_pid "$pid"
   check_sanitizer "$T/$name.err" "$name" || true
   if ((rc != 0)); then
-    fail "$name: jrpcd exited with status $rc after SIG$sig, expected 0"
+    fail "$name: $prog exited with status $rc after SIG$sig, expected 0"
     show "$T/$name.err"
   fi
   if [[ -n "$sock" && -e "$sock" ]]; then
     fail "$name: the socket file $sock is still there after the stop"
   fi
+}
+
+# A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
+free_port() {
+  local p
+  for p in $(shuf -i 20000-60000 -n 50); do
+    if ! timeout 1 socat -u /dev/null "TCP4:127.0.0.1:$p" 2>/dev/null &&
+      ! timeout 1 socat -u /dev/null "TCP6:[::1]:$p" 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  die "no free TCP port found"
 }
 
 # call SOCKET JSON: one request line to a newline-framed Unix listener;

@@ -17,19 +17,6 @@ HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
 readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
 readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'
 
-# A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
-free_port() {
-  local p
-  for p in $(shuf -i 20000-60000 -n 50); do
-    if ! timeout 1 socat -u /dev/null "TCP4:127.0.0.1:$p" 2>/dev/null &&
-      ! timeout 1 socat -u /dev/null "TCP6:[::1]:$p" 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  die "no free TCP port found"
-}
-
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
