@@ -26,47 +26,15 @@
 #include "common.h"
 #include "jsontext.h"
 #include "parser.h"
-
-typedef struct jsmn_doc {
-  jrpc__doc_t hdr;
-  jsmntok_t *t;
-  uint32_t n;
-  /* The last jrpc_at() answer, so that a loop of at(0), at(1), ... steps
-   * from there instead of from the start each time (O(n), not O(n^2)). */
-  uint32_t at_container, at_i, at_idx;
-} jsmn_doc_t;
+#include "tokdoc.h"
 
 typedef struct jsmn_backend {
   jrpc__parser_t base;
   jrpc__jsmn_mode_t mode;
-  jsmn_doc_t doc;
+  jrpc__tokdoc_t doc;
 } jsmn_backend_t;
 
-enum { M_OTHER = 0, M_JSONRPC, M_METHOD, M_PARAMS, M_ID };
-
 static const jrpc__parser_ops_t jsmn_ops;
-
-static inline jrpc_type_t tok_type(const jsmntok_t *t, const char *js) {
-  switch (t->type) {
-  case JSMN_OBJECT:
-    return JRPC_T_OBJECT;
-  case JSMN_ARRAY:
-    return JRPC_T_ARRAY;
-  case JSMN_STRING:
-    return JRPC_T_STRING;
-  default:
-    switch (js[t->start]) {
-    case 't':
-      return JRPC_T_TRUE;
-    case 'f':
-      return JRPC_T_FALSE;
-    case 'n':
-      return JRPC_T_NULL;
-    default:
-      return JRPC_T_NUMBER;
-    }
-  }
-}
 
 static inline int primitive_ok(const char *s, size_t n) {
   /* Small integers are most numbers in requests: no call for them. */
@@ -87,92 +55,6 @@ static inline int primitive_ok(const char *s, size_t n) {
   default:
     return jrpc__num_valid(s, n);
   }
-}
-
-/* Which envelope member a key names, from its raw text (no escapes).
- * Compares whole words: a memcmp call per candidate would cost more than
- * the rest of the lookup. */
-static inline uint32_t load32(const char *s) {
-  uint32_t v;
-  memcpy(&v, s, 4);
-  return v;
-}
-#define WORD4(a, b, c, d)                                                      \
-  ((uint32_t)(unsigned char)(a) | (uint32_t)(unsigned char)(b) << 8 |          \
-   (uint32_t)(unsigned char)(c) << 16 | (uint32_t)(unsigned char)(d) << 24)
-
-static inline int member_raw(const char *s, size_t n) {
-  switch (n) {
-  case 2:
-    return s[0] == 'i' && s[1] == 'd' ? M_ID : M_OTHER;
-  case 6: /* the two words overlap by two bytes */
-    if (load32(s) == WORD4('m', 'e', 't', 'h') &&
-        load32(s + 2) == WORD4('t', 'h', 'o', 'd'))
-      return M_METHOD;
-    if (load32(s) == WORD4('p', 'a', 'r', 'a') &&
-        load32(s + 2) == WORD4('r', 'a', 'm', 's'))
-      return M_PARAMS;
-    return M_OTHER;
-  case 7:
-    return load32(s) == WORD4('j', 's', 'o', 'n') &&
-                   load32(s + 3) == WORD4('n', 'r', 'p', 'c')
-               ? M_JSONRPC
-               : M_OTHER;
-  default:
-    return M_OTHER;
-  }
-}
-
-/* The same for a key with escapes: it still names the member
- * ("m\u0065thod"). */
-static int member_escaped(const char *s, size_t n, jrpc__arena_t *a) {
-  char *tmp = jrpc__arena_alloc(a, n + 1);
-  if (!tmp)
-    return M_OTHER;
-  n = jrpc__str_unescape(s, n, tmp);
-  return member_raw(tmp, n);
-}
-
-static inline __attribute__((always_inline)) void
-record_member(jrpc__envelope_t *e, int member, jsmn_doc_t *d, uint32_t i,
-              int esc) {
-  const jsmntok_t *t = &d->t[i];
-  const char *js = d->hdr.buf;
-  jrpc_type_t ty = tok_type(t, js);
-  uint8_t *slot = NULL;
-  switch (member) {
-  case M_JSONRPC:
-    slot = &e->jsonrpc_t;
-    e->jsonrpc_esc = (uint8_t)esc;
-    e->jsonrpc = js + t->start;
-    e->jsonrpc_n = (uint32_t)(t->end - t->start);
-    break;
-  case M_METHOD:
-    slot = &e->method_t;
-    e->method_esc = (uint8_t)esc;
-    e->method = js + t->start;
-    e->method_n = (uint32_t)(t->end - t->start);
-    break;
-  case M_PARAMS:
-    slot = &e->params_t;
-    e->params = jrpc__val(&d->hdr, i);
-    break;
-  case M_ID:
-    slot = &e->id_t;
-    if (ty == JRPC_T_STRING) {
-      e->id = js + t->start - 1;
-      e->id_n = (uint32_t)(t->end - t->start + 2);
-    } else {
-      e->id = js + t->start;
-      e->id_n = (uint32_t)(t->end - t->start);
-    }
-    break;
-  default:
-    return;
-  }
-  if (*slot != JRPC_T_NONE)
-    e->duplicate = 1;
-  *slot = (uint8_t)ty;
 }
 
 /* Where the walk stands: bytes before `cur` are accounted for. */
@@ -268,7 +150,7 @@ body_check(const jsmntok_t *tk, uint32_t i, const char *js, walk_pos_t *w,
  * from the key. VALIDATE and ENVELOPE are constants at every call site, so
  * the compiler emits one specialised copy per mode. */
 static inline __attribute__((always_inline)) int
-walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
+walk(jrpc__tokdoc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
      int envelope) {
   const char *js = d->hdr.buf;
   jsmntok_t *t = d->t;
@@ -315,19 +197,20 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
 
     if (is_key) {
       /* The key... */
-      int member = M_OTHER, esc = 0;
+      int member = JRPC__M_OTHER, esc = 0;
       int req_key = env && p == req;
       if (req_key) {
         /* spelt exactly "method" (etc.), it is plain ASCII: valid as it
          * stands, and there is no escape to decode. */
-        member = member_raw(js + tk->start, (size_t)(tk->end - tk->start));
+        member =
+            jrpc__tok_member_raw(js + tk->start, (size_t)(tk->end - tk->start));
       }
-      if (member == M_OTHER) {
+      if (member == JRPC__M_OTHER) {
         if (!body_check(tk, i, js, &w, validate, req_key, &esc, &out->why))
           return 0;
         if (req_key && esc)
-          member =
-              member_escaped(js + tk->start, (size_t)(tk->end - tk->start), a);
+          member = jrpc__tok_member_escaped(js + tk->start,
+                                            (size_t)(tk->end - tk->start), a);
       } else {
         w.cur = (size_t)tk->end + 1;
       }
@@ -349,7 +232,7 @@ walk(jsmn_doc_t *d, jrpc__parsed_t *out, jrpc__arena_t *a, int validate,
       if (!body_check(vt, j, js, &w, validate, req_key, &esc, &out->why))
         return 0;
       if (req_key)
-        record_member(&env[env_k], member, d, j, esc);
+        jrpc__tok_record_member(&env[env_k], member, d, j, esc);
       if (envelope && vt->type != JSMN_OBJECT && vt->type != JSMN_ARRAY)
         vt->parent = (int)j + 1; /* skip link of a scalar */
       i = j;
@@ -512,7 +395,7 @@ static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
                             jrpc__arena_t *a, uint32_t max_batch,
                             jrpc__parsed_t *out) {
   jsmn_backend_t *b = (jsmn_backend_t *)p;
-  jsmn_doc_t *d = &b->doc;
+  jrpc__tokdoc_t *d = &b->doc;
   d->hdr.buf = js;
   d->hdr.len = len;
   d->t = NULL;
@@ -616,120 +499,15 @@ static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
   return 0;
 }
 
-/* ---- views ---- */
-
-#define DOC(d) ((const jsmn_doc_t *)(d))
-
-static jrpc_type_t jsmn_type(const jrpc__doc_t *d, uint32_t idx) {
-  return tok_type(&DOC(d)->t[idx], d->buf);
-}
-
-static uint32_t jsmn_len(const jrpc__doc_t *d, uint32_t idx) {
-  const jsmntok_t *t = &DOC(d)->t[idx];
-  return t->type == JSMN_ARRAY || t->type == JSMN_OBJECT ? (uint32_t)t->size
-                                                         : 0;
-}
-
-/* Element views remember their container (aux_ = index + 1) for next(). */
-static jrpc_val_t elem(const jrpc__doc_t *d, uint32_t container, uint32_t idx) {
-  jrpc_val_t v = {d, idx, container + 1};
-  return v;
-}
-
-static jrpc_val_t jsmn_first(const jrpc__doc_t *d, uint32_t idx) {
-  const jsmntok_t *t = &DOC(d)->t[idx];
-  if ((t->type != JSMN_ARRAY && t->type != JSMN_OBJECT) || t->size == 0)
-    return jrpc__val_none();
-  return elem(d, idx, t->type == JSMN_OBJECT ? idx + 2 : idx + 1);
-}
-
-static jrpc_val_t next_in(const jrpc__doc_t *d, uint32_t container,
-                          uint32_t idx) {
-  const jsmn_doc_t *jd = DOC(d);
-  uint32_t j = (uint32_t)jd->t[idx].parent; /* skip link */
-  const jsmntok_t *c = &jd->t[container];
-  if (j >= jd->n || jd->t[j].start >= c->end)
-    return jrpc__val_none();
-  return elem(d, container, c->type == JSMN_OBJECT ? j + 1 : j);
-}
-
-static jrpc_val_t jsmn_next(const jrpc__doc_t *d, jrpc_val_t v) {
-  /* Only element views know their container; others have no siblings. */
-  if (v.aux_ == 0)
-    return jrpc__val_none();
-  return next_in(d, v.aux_ - 1, v.idx_);
-}
-
-static jrpc_val_t jsmn_at(const jrpc__doc_t *d, uint32_t idx, uint32_t i) {
-  /* The cache lives in the per-worker document, which the views otherwise
-   * only read. */
-  jsmn_doc_t *jd = (jsmn_doc_t *)DOC(d);
-  jrpc_val_t v;
-  uint32_t k = 0;
-  if (jd->at_container == idx + 1 && jd->at_i <= i) {
-    v = elem(d, idx, jd->at_idx);
-    k = jd->at_i;
-  } else {
-    v = jsmn_first(d, idx);
-  }
-  for (; v.doc_ && k < i; k++)
-    v = next_in(d, idx, v.idx_);
-  if (v.doc_) {
-    jd->at_container = idx + 1;
-    jd->at_i = i;
-    jd->at_idx = v.idx_;
-  }
-  return v;
-}
-
-static int key_equals(const char *raw, size_t rn, const char *key, size_t n) {
-  if (!memchr(raw, '\\', rn))
-    return rn == n && memcmp(raw, key, n) == 0;
-  return jrpc__str_equals(raw, rn, key, n);
-}
-
-static jrpc_val_t jsmn_get(const jrpc__doc_t *d, uint32_t idx, const char *key,
-                           size_t n) {
-  const jsmn_doc_t *jd = DOC(d);
-  if (jd->t[idx].type != JSMN_OBJECT)
-    return jrpc__val_none();
-  for (jrpc_val_t v = jsmn_first(d, idx); v.doc_; v = next_in(d, idx, v.idx_)) {
-    const jsmntok_t *k = &jd->t[v.idx_ - 1];
-    if (key_equals(d->buf + k->start, (size_t)(k->end - k->start), key, n))
-      return v;
-  }
-  return jrpc__val_none();
-}
-
-static int jsmn_key(const jrpc__doc_t *d, jrpc_val_t v, const char **s,
-                    size_t *n) {
-  const jsmn_doc_t *jd = DOC(d);
-  /* Only a member view (from first/next/at/get on an object) has a key,
-   * and in jsmn's token order the key directly precedes the value. */
-  if (v.aux_ == 0 || jd->t[v.aux_ - 1].type != JSMN_OBJECT)
-    return JRPC_ENOENT;
-  const jsmntok_t *k = &jd->t[v.idx_ - 1];
-  *s = d->buf + k->start;
-  *n = (size_t)(k->end - k->start);
-  return 0;
-}
-
-static jrpc_type_t jsmn_raw(const jrpc__doc_t *d, uint32_t idx, const char **s,
-                            size_t *n) {
-  const jsmntok_t *t = &DOC(d)->t[idx];
-  int str = t->type == JSMN_STRING;
-  *s = d->buf + t->start - str;
-  *n = (size_t)(t->end - t->start + 2 * str);
-  return tok_type(t, d->buf);
-}
-
 static void jsmn_destroy(jrpc__parser_t *p) {
   free(p);
 }
 
 static const jrpc__parser_ops_t jsmn_ops = {
-    "jsmn",   jsmn_destroy, jsmn_parse_frame, jsmn_type, jsmn_len, jsmn_at,
-    jsmn_get, jsmn_first,   jsmn_next,        jsmn_key,  jsmn_raw,
+    "jsmn",
+    jsmn_destroy,
+    jsmn_parse_frame,
+    JRPC__TOKDOC_VIEWS,
 };
 
 jrpc__parser_t *jrpc__parser_jsmn_new(jrpc__jsmn_mode_t mode) {
