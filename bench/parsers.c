@@ -1,5 +1,6 @@
 /* parsers.c - the parser backends side by side: jsmn (fused validation),
- * simdjson (DOM) and auto (jsmn below a frame size, simdjson above it).
+ * simdjson (DOM), auto (native below a frame size, simdjson above it) and
+ * native (our own tokenizer).
  *
  * Each measured unit is what request.c and a handler do with a frame:
  * ops->parse (validation and the envelope of every request), then a full
@@ -15,7 +16,7 @@
  * Every workload's params read gives a checksum; the backends must agree.
  *
  * usage: bench_parsers [--trials N]
- *        bench_parsers --only NAME --backend jsmn|simdjson|auto
+ *        bench_parsers --only NAME --backend jsmn|simdjson|auto|native
  *                      --requests N
  * The second form parses one workload's frame until N requests are done
  * (whole frames), once, no warm-up: for callgrind, run it at two request
@@ -33,8 +34,9 @@
 #include "parser.h"
 #include "view.h"
 
-#define NB 3 /* backends: jsmn, simdjson, auto */
-static const char *const backend_names[NB] = {"jsmn", "simdjson", "auto"};
+#define NB 4 /* backends: jsmn, simdjson, auto, native */
+static const char *const backend_names[NB] = {"jsmn", "simdjson", "auto",
+                                              "native"};
 
 /* ---- the handler-like read of params ---- */
 

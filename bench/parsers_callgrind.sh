@@ -32,7 +32,7 @@ while read -r name bytes req; do
   lo=$((d / 4))
   ((lo < 2)) && lo=2
   hi=$((lo + d))
-  for be in jsmn simdjson auto; do
+  for be in jsmn native simdjson auto; do
     echo "$name $be $((lo * req)) lo"
     echo "$name $be $((hi * req)) hi"
   done
@@ -60,17 +60,18 @@ echo "simdjson kernel under valgrind: $vg (natively on this machine: $native;"
 echo "  valgrind cannot run AVX-512, so where simdjson runs icelake natively it"
 echo "  runs haswell here); auto: simdjson from $from bytes for this kernel"
 echo
-printf '%-14s %6s %5s %10s %10s %10s %8s\n' workload bytes reqs jsmn simdjson auto sj/jsmn
+printf '%-14s %6s %5s %10s %10s %10s %10s %8s\n' workload bytes reqs jsmn native simdjson auto sj/native
 cross=
 while read -r name bytes req; do
   j=$(per_req "$name" jsmn)
+  n=$(per_req "$name" native)
   s=$(per_req "$name" simdjson)
   a=$(per_req "$name" auto)
-  printf '%-14s %6d %5d %10d %10d %10d %8s\n' "$name" "$bytes" "$req" "$j" "$s" "$a" \
-    "$(awk -v s="$s" -v j="$j" 'BEGIN {printf "%.2f", s / j}')"
+  printf '%-14s %6d %5d %10d %10d %10d %10d %8s\n' "$name" "$bytes" "$req" "$j" "$n" "$s" "$a" \
+    "$(awk -v s="$s" -v n="$n" 'BEGIN {printf "%.2f", s / n}')"
   case $name in
   size*)
-    if ((s < j)); then
+    if ((s < n)); then
       [ -n "$cross" ] || cross=$bytes
     else
       cross=
@@ -80,7 +81,7 @@ while read -r name bytes req; do
 done <"$tmp/list"
 echo "(per request: batchN and batch40 divide a batch's cost by its calls; sizeN is one request of ~N bytes)"
 if [ -n "$cross" ]; then
-  echo "crossover in instructions ($vg): simdjson executes fewer from the $cross-byte frame on"
+  echo "crossover in instructions ($vg): simdjson executes fewer than native from the $cross-byte frame on"
 else
-  echo "crossover in instructions ($vg): simdjson never executes fewer in the size sweep"
+  echo "crossover in instructions ($vg): simdjson never executes fewer than native in the size sweep"
 fi

@@ -410,11 +410,13 @@ static int server_key(parse_t *p, const char *key, const char *value) {
     c->workers = (unsigned)v;
     return 0;
   case S_PARSER: {
-    static const char *const parsers[] = {"jsmn", "simdjson", "auto"};
+    static const char *const parsers[] = {"native", "jsmn", "simdjson", "auto"};
     for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++)
       if (strcasecmp(value, parsers[i]) == 0)
         return set_string(p, &c->parser, parsers[i]);
-    fail_key(p, p->line, key, "\"%s\" is not a parser (jsmn, simdjson or auto)",
+    fail_key(p, p->line, key,
+             "\"%s\" is not a parser (native, jsmn, simdjson or "
+             "auto)",
              value);
     return -1;
   }

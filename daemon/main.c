@@ -106,11 +106,15 @@ static int check_only(jrpcd_config_t *c) {
     return 1;
   }
   size_t th = jrpc__parser_auto_threshold(p);
-  if (!strcmp(c->parser, "auto") && th != SIZE_MAX)
-    printf(" (jsmn below %zu bytes, simdjson with its %s kernel from there)",
+  if (!strcmp(c->parser, "auto") && th == 0)
+    printf(" (simdjson with its %s kernel for every frame)",
+           jrpc__simdjson_kernel());
+  else if (!strcmp(c->parser, "auto") && th != SIZE_MAX)
+    printf(" (native below %zu bytes, simdjson with its %s kernel from there)",
            th, jrpc__simdjson_kernel());
   else if (!strcmp(c->parser, "auto"))
-    printf(" (jsmn for every frame)");
+    printf(" (native for every frame; simdjson kernel: %s)",
+           jrpc__simdjson_kernel());
   printf("\n");
   jrpc__parser_destroy(p);
   for (size_t i = 0; i < c->nlistens; i++) {

@@ -47,8 +47,16 @@ static inline const unsigned char *jrpc__plain_span(const unsigned char *p,
   while (end - p >= 8) {
     uint64_t x;
     memcpy(&x, p, 8);
-    if (jrpc__swar_special(x))
+    uint64_t m = jrpc__swar_special(x);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* A borrow can flag a byte above a special one, never below it: the
+     * lowest flag is the first special byte. */
+    if (m)
+      return p + (__builtin_ctzll(m) >> 3);
+#else
+    if (m)
       break;
+#endif
     p += 8;
   }
   while (p < end && jrpc__str_plain[*p])

@@ -7,6 +7,8 @@
 jrpc__parser_t *jrpc__parser_new(const char *name) {
   if (!name || strcmp(name, "jsmn") == 0)
     return jrpc__parser_jsmn_new(JRPC__JSMN_FUSED);
+  if (strcmp(name, "native") == 0)
+    return jrpc__parser_native_new();
 #ifdef JRPC_HAVE_SIMDJSON
   if (strcmp(name, "simdjson") == 0)
     return jrpc__parser_simdjson_new();

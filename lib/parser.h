@@ -104,22 +104,26 @@ typedef enum jrpc__jsmn_mode {
 
 jrpc__parser_t *jrpc__parser_jsmn_new(jrpc__jsmn_mode_t mode);
 
+/* jrpcd's own tokenizer (parser_native.c): validation and token links in
+ * the pass that finds the tokens. */
+jrpc__parser_t *jrpc__parser_native_new(void);
+
 /* simdjson (DOM); only in builds with JRPC_SIMDJSON. The kernel simdjson
  * chose for this CPU at run time: "icelake", "haswell", "westmere",
  * "fallback", ... */
 jrpc__parser_t *jrpc__parser_simdjson_new(void);
 const char *jrpc__simdjson_kernel(void);
 
-/* Per frame: jsmn below `threshold` bytes, simdjson from there on.
+/* Per frame: native below `threshold` bytes, simdjson from there on.
  * JRPC__AUTO_MEASURED picks the threshold measured for the running kernel
- * (parser_auto.c); without simdjson in the build, it is jsmn for
+ * (parser_auto.c); without simdjson in the build, it is native for
  * everything. */
 #define JRPC__AUTO_MEASURED ((size_t)-2)
 jrpc__parser_t *jrpc__parser_auto_new(size_t threshold);
 /* The threshold an auto parser uses (SIZE_MAX: never simdjson). */
 size_t jrpc__parser_auto_threshold(const jrpc__parser_t *p);
 
-/* By name: "jsmn", "simdjson" (NULL in a build without it), "auto";
+/* By name: "native", "jsmn", "simdjson" (NULL in a build without it), "auto";
  * NULL if unknown. */
 jrpc__parser_t *jrpc__parser_new(const char *name);
 

@@ -2,11 +2,10 @@
  * faster for frames of its size. Documents carry their own backend's view
  * table, so handlers never see which one ran.
  *
- * The thresholds come from bench/parsers on this project's machines (see
- * BENCHMARKS.md, "Parsers"): simdjson's fixed cost per frame loses to jsmn
- * on small frames and its SIMD stage wins on large ones, by how much
- * depending on the kernel simdjson picked at run time. Its portable
- * "fallback" kernel never wins by enough. */
+ * Below the threshold frames go to the native tokenizer, from it on to
+ * simdjson. The thresholds come from bench/parsers on this project's
+ * machines (see BENCHMARKS.md, "Parsers"), per kernel simdjson picked at
+ * run time. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 
 typedef struct auto_backend {
   jrpc__parser_t base;
-  jrpc__parser_t *small; /* jsmn */
+  jrpc__parser_t *small; /* native */
   jrpc__parser_t *large; /* simdjson, or NULL */
   size_t threshold;
 } auto_backend_t;
@@ -23,23 +22,23 @@ typedef struct auto_backend {
 /* Frames of at least this many bytes go to simdjson, per kernel.
  * bench/parsers (parse + envelope + a full params read), medians of
  * interleaved trials on this project's 2-core VMs:
- *   haswell, westmere: a tie on frames under ~100 bytes (0.94-1.03x),
- *     simdjson 10-20% faster from 126 bytes, 25-35% on batches and
- *     objects, 5x on a 64 KB string: from 128 bytes.
+ *   haswell, westmere: native is faster on every workload, 1.3-1.7x on
+ *     small requests and batches, 1.1-1.4x on frames of 1 to 64 KB; on a
+ *     single 64 KB string the two are even. simdjson never wins: never.
+ *     (Against jsmn, simdjson won from about 128 bytes; native beats both.)
  *   icelake: not runnable on today's VMs (no AVX-512); MEASURED.md has
  *     simdjson's DOM at 73 ns against 148 ns for a validating jsmn on a
- *     54-byte request: every frame.
- *   fallback (portable): 1-8% slower on everything but a 30-member
- *     object, 1.6x slower on a 64 KB string: never.
- * Kernels never measured (arm64, ppc64, lsx, ...) stay on jsmn. */
+ *     54-byte request, and native runs about 1.6x fewer instructions than
+ *     jsmn: simdjson likely still leads there, so every frame, until it
+ *     can be measured.
+ *   fallback (portable): slower than jsmn already: never.
+ * Kernels never measured (arm64, ppc64, lsx, ...) stay on native. */
 static size_t measured_threshold(const char *kernel) {
   static const struct {
     const char *kernel;
     size_t bytes;
   } table[] = {
       {"icelake", 0},
-      {"haswell", 128},
-      {"westmere", 128},
   };
   for (size_t i = 0; kernel && i < sizeof(table) / sizeof(table[0]); i++)
     if (strcmp(kernel, table[i].kernel) == 0)
@@ -74,7 +73,7 @@ jrpc__parser_t *jrpc__parser_auto_new(size_t threshold) {
   if (!b)
     return NULL;
   b->base.ops = &auto_ops;
-  b->small = jrpc__parser_jsmn_new(JRPC__JSMN_FUSED);
+  b->small = jrpc__parser_native_new();
 #ifdef JRPC_HAVE_SIMDJSON
   b->large = jrpc__parser_simdjson_new();
   b->threshold = threshold != JRPC__AUTO_MEASURED

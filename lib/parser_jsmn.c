@@ -396,22 +396,8 @@ static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
                             jrpc__parsed_t *out) {
   jsmn_backend_t *b = (jsmn_backend_t *)p;
   jrpc__tokdoc_t *d = &b->doc;
-  d->hdr.buf = js;
-  d->hdr.len = len;
-  d->t = NULL;
-  d->at_container = 0; /* no at() answer cached for this document */
-  d->n = 0;
-  out->status = JRPC__PARSE_OK;
-  out->is_batch = 0;
-  out->count = 0;
-  out->env = NULL;
-  out->why = NULL;
-
-  if (len > (size_t)INT32_MAX) {
-    out->status = JRPC__PARSE_INVALID;
-    out->why = "frame too large for this parser";
+  if (jrpc__tokdoc_begin(d, js, len, out) != 0)
     return 0;
-  }
   size_t first = 0;
   while (first < len && jrpc__is_ws((unsigned char)js[first]))
     first++;
@@ -499,13 +485,9 @@ static int jsmn_parse_frame(jrpc__parser_t *p, const char *js, size_t len,
   return 0;
 }
 
-static void jsmn_destroy(jrpc__parser_t *p) {
-  free(p);
-}
-
 static const jrpc__parser_ops_t jsmn_ops = {
     "jsmn",
-    jsmn_destroy,
+    jrpc__tokdoc_parser_free,
     jsmn_parse_frame,
     JRPC__TOKDOC_VIEWS,
 };

@@ -2,7 +2,13 @@
  * envelope key; see tokdoc.h. */
 #include "tokdoc.h"
 
+#include <stdlib.h>
+
 #include "jsontext.h"
+
+void jrpc__tokdoc_parser_free(jrpc__parser_t *p) {
+  free(p);
+}
 
 int jrpc__tok_member_escaped(const char *s, size_t n, jrpc__arena_t *a) {
   char *tmp = jrpc__arena_alloc(a, n + 1);

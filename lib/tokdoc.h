@@ -145,6 +145,32 @@ jrpc__tok_record_member(jrpc__envelope_t *e, int member, jrpc__tokdoc_t *d,
   *slot = (uint8_t)ty;
 }
 
+/* The start of every parse: d emptied for the frame js[0..len), out set to
+ * "valid, nothing yet". 0, or -1 (out says why) when the frame is too
+ * large for int offsets. */
+static inline int jrpc__tokdoc_begin(jrpc__tokdoc_t *d, const char *js,
+                                     size_t len, jrpc__parsed_t *out) {
+  d->hdr.buf = js;
+  d->hdr.len = len;
+  d->t = NULL;
+  d->n = 0;
+  d->at_container = 0; /* no at() answer cached for this document */
+  out->status = JRPC__PARSE_OK;
+  out->is_batch = 0;
+  out->count = 0;
+  out->env = NULL;
+  out->why = NULL;
+  if (len > (size_t)INT32_MAX) {
+    out->status = JRPC__PARSE_INVALID;
+    out->why = "frame too large for this parser";
+    return -1;
+  }
+  return 0;
+}
+
+/* ops->destroy of a backend allocated in one piece with malloc. */
+void jrpc__tokdoc_parser_free(jrpc__parser_t *p);
+
 /* The views over a jrpc__tokdoc_t (jrpc__parser_ops_t order). */
 jrpc_type_t jrpc__tokdoc_type(const jrpc__doc_t *d, uint32_t idx);
 uint32_t jrpc__tokdoc_len(const jrpc__doc_t *d, uint32_t idx);

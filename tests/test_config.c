@@ -684,10 +684,11 @@ static void test_errors(void **state) {
                "max_batch: \"-\" is not a number", NULL);
   expect_error("[server]\nworkers = 3 # three\n", 2,
                "workers: \"3 # three\" is not a number", NULL);
-  expect_error("[server]\nparser = fast\n", 2,
-               "[server] parser: \"fast\" is not a parser (jsmn, simdjson or "
-               "auto)",
-               NULL);
+  expect_error(
+      "[server]\nparser = fast\n", 2,
+      "[server] parser: \"fast\" is not a parser (native, jsmn, simdjson or "
+      "auto)",
+      NULL);
   expect_error("[server]\nlog_level = verbose\n", 2,
                "[server] log_level: \"verbose\" is not a log level (error, "
                "warn, info or debug)",

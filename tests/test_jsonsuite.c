@@ -332,8 +332,9 @@ static void test_suite_consistent(void **state) {
 static size_t table(char *buf, size_t cap) {
   size_t n = 0;
   int k = snprintf(buf, cap,
-                   "| file | jsmn backend | reply through the pipeline |\n"
-                   "|---|---|---|\n");
+                   "| file | %s backend | reply through the pipeline |\n"
+                   "|---|---|---|\n",
+                   tu_parser_name());
   n += (size_t)(k > 0 ? k : 0);
   for (size_t i = 0; i < nfiles && n < cap; i++) {
     const suite_file_t *f = &files[i];

@@ -10,14 +10,17 @@
  *                  envelope walk (the default)
  *   jsmn-separate  jrpc__parser_jsmn_new(JRPC__JSMN_SEPARATE): validation
  *                  in a walk of its own
+ *   native         jrpc__parser_native_new(): jrpcd's own tokenizer
  *   simdjson       jrpc__parser_new(FUZZ_DIFF_OTHER), FUZZ_DIFF_OTHER being
  *                  "simdjson" unless defined otherwise: in a build without
  *                  it (JRPC_SIMDJSON=OFF) that is NULL, the target says so
  *                  once on stderr and compares the two jsmn modes only
- *   auto           jrpc__parser_auto_new(32): jsmn below 32 bytes, simdjson
- *                  from there on (only when simdjson is in the build)
+ *   auto           jrpc__parser_auto_new(32): native below 32 bytes,
+ *                  simdjson from there on (only when simdjson is in the
+ *                  build)
  *
- * JRPC_FUZZ_DIFF=jsmn-separate, =simdjson or =auto (in the environment)
+ * JRPC_FUZZ_DIFF=jsmn-separate, =native, =simdjson or =auto (in the
+ * environment)
  * restricts the comparison to jsmn and that one engine; naming an engine
  * the build does not have is an error.
  *
@@ -44,7 +47,7 @@
 #define FUZZ_DIFF_OTHER "simdjson"
 #endif
 
-#define MAX_ENGINES 4
+#define MAX_ENGINES 5
 
 static struct {
   int ready;
@@ -73,21 +76,25 @@ static void setup(void) {
   if (only && !*only)
     only = NULL;
   FZ_CHECK(!only || strcmp(only, "jsmn-separate") == 0 ||
+               strcmp(only, "native") == 0 ||
                strcmp(only, FUZZ_DIFF_OTHER) == 0 || strcmp(only, "auto") == 0,
-           "JRPC_FUZZ_DIFF=%s: not jsmn-separate, %s or auto", only,
+           "JRPC_FUZZ_DIFF=%s: not jsmn-separate, native, %s or auto", only,
            FUZZ_DIFF_OTHER);
   fz_handlers_init(&G.reg, &G.math);
   add_engine("jsmn", jrpc__parser_new("jsmn"));
   if (!only || strcmp(only, "jsmn-separate") == 0)
     add_engine("jsmn-separate", jrpc__parser_jsmn_new(JRPC__JSMN_SEPARATE));
+  if (!only || strcmp(only, "native") == 0)
+    add_engine("native", jrpc__parser_native_new());
   jrpc__parser_t *other = jrpc__parser_new(FUZZ_DIFF_OTHER);
   if (!other) {
-    FZ_CHECK(!only || strcmp(only, "jsmn-separate") == 0,
+    FZ_CHECK(!only || strcmp(only, "jsmn-separate") == 0 ||
+                 strcmp(only, "native") == 0,
              "JRPC_FUZZ_DIFF=%s: no %s backend in this build", only,
              FUZZ_DIFF_OTHER);
     fprintf(stderr,
             "fuzz_diff: no \"%s\" backend in this build: comparing jsmn "
-            "with jsmn-separate only\n",
+            "with jsmn-separate and native only\n",
             FUZZ_DIFF_OTHER);
   } else {
     if (!only || strcmp(only, FUZZ_DIFF_OTHER) == 0)
@@ -195,7 +202,8 @@ static char *reply_of(size_t i, const char *buf, size_t n, size_t *rn) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const char *const pads[MAX_ENGINES] = {
-      "", "\"\\]}\",:[{1e", "}]\"\\u00\xff\xc3 0-", "\\\"\xe2\x80 ]]]}"};
+      "", "\"\\]}\",:[{1e", "}]\"\\u00\xff\xc3 0-", "\\\"\xe2\x80 ]]]}",
+      "\t\" ,ntf-9\\x"};
   if (!G.ready)
     setup();
   char *bufs[MAX_ENGINES];

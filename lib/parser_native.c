@@ -1,0 +1,359 @@
+/* parser_native.c - jrpcd's own JSON tokenizer.
+ *
+ * One pass over the frame validates it completely (RFC 8259: structure,
+ * separators, literals, numbers, strings with their escapes, surrogate
+ * pairs and UTF-8, nesting depth) and writes jsmn-format tokens with their
+ * skip links already set (tokdoc.h), so the jsmn backend's views work on
+ * the result unchanged. The jsmn backend needs jsmn's pass and then a
+ * second walk to validate what jsmn lets through and to link the tokens;
+ * here both happen where each token is found, plain string bytes are
+ * skipped eight at a time, and small integers need no number parser. The
+ * envelope of each request is read from the tokens afterwards: a request
+ * object has a handful of members, reached through the skip links.
+ *
+ * String tokens carry two flags in `size`, which views never read for
+ * strings: bit 0 marks an object key (as jsmn's size 1 does), bit 1 a
+ * backslash in the content. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "jsontext.h"
+#include "tokdoc.h"
+
+#define STR_KEY 1
+#define STR_ESC 2
+
+typedef struct native_backend {
+  jrpc__parser_t base;
+  jrpc__tokdoc_t doc;
+} native_backend_t;
+
+static const jrpc__parser_ops_t native_ops;
+
+/* Bytes that may continue a number; the grammar is checked on the span. */
+static const uint8_t num_byte[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
+    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1};
+
+typedef struct scan {
+  jsmntok_t *t;
+  uint32_t cap;
+  size_t most; /* tokens a frame of this size can hold */
+  jrpc__arena_t *a;
+} scan_t;
+
+/* Doubles the token array (a token needs at least one byte of input, so
+ * `most` always suffices). */
+static int grow(scan_t *s, uint32_t n) {
+  size_t ncap = (size_t)s->cap * 2;
+  if (ncap > s->most)
+    ncap = s->most;
+  jsmntok_t *nt = jrpc__arena_alloc(s->a, ncap * sizeof(*nt));
+  if (!nt)
+    return JRPC_ENOMEM;
+  memcpy(nt, s->t, n * sizeof(*nt));
+  s->t = nt;
+  s->cap = (uint32_t)ncap;
+  return 0;
+}
+
+/* p is at an opening quote. On success returns the closing quote's
+ * position and sets *esc; NULL when the string is unterminated or its
+ * content invalid. */
+static inline const unsigned char *
+scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
+  const unsigned char *start = ++p;
+  p = jrpc__plain_span(p, e);
+  if (JRPC__LIKELY(p < e && *p == '"')) {
+    *esc = 0;
+    return p;
+  }
+  /* Escapes, non-ASCII or a control byte: find the end, skipping escaped
+   * bytes, then check the whole content the careful way. */
+  while (p < e && *p != '"') {
+    if (*p == '\\') {
+      if (e - p < 2)
+        return NULL;
+      p += 2;
+    } else {
+      p++;
+    }
+  }
+  if (p >= e || !jrpc__str_valid((const char *)start, (size_t)(p - start), esc))
+    return NULL;
+  return p;
+}
+
+/* Compact JSON has no whitespace: one compare settles it (every JSON
+ * whitespace byte is <= ' '). */
+/* The string between the quotes at p and q. */
+static inline void string_token(jsmntok_t *tk, const unsigned char *base,
+                                const unsigned char *p, const unsigned char *q,
+                                int flags) {
+  tk->type = JSMN_STRING;
+  tk->start = (int)(p + 1 - base);
+  tk->end = (int)(q - base);
+  tk->size = flags;
+}
+
+#define SKIP_WS()                                                              \
+  while (p < e && *p <= ' ' && jrpc__is_ws(*p))                                \
+  p++
+#define FAIL(msg)                                                              \
+  do {                                                                         \
+    *why = (msg);                                                              \
+    return 0;                                                                  \
+  } while (0)
+#define NEED_TOKEN()                                                           \
+  do {                                                                         \
+    if (JRPC__UNLIKELY(n == s->cap)) {                                         \
+      if (grow(s, n))                                                          \
+        return JRPC_ENOMEM;                                                    \
+      t = s->t;                                                                \
+    }                                                                          \
+  } while (0)
+
+/* The one pass. Returns 0 with *why NULL for valid JSON (tokens in s->t,
+ * their number in *count), 0 with *why set for invalid input, or
+ * JRPC_ENOMEM. The innermost open container is kept in locals (its token,
+ * whether it is an object, its element count so far); the stack holds the
+ * outer ones, whose counts wait in their tokens' `size`. */
+static int scan(scan_t *s, const char *js, size_t len, uint32_t *count,
+                const char **why) {
+  const unsigned char *const base = (const unsigned char *)js;
+  const unsigned char *p = base, *const e = base + len;
+  uint32_t stack[JRPC__MAX_DEPTH]; /* open containers, outermost first */
+  int depth = 0;
+  uint32_t n = 0;
+  jsmntok_t *t = s->t;
+  jsmntok_t *tk;
+  uint32_t top = 0; /* innermost open container (when depth > 0) */
+  int in_obj = 0;   /* ...is an object */
+  int elems = 0;    /* ...has this many elements so far */
+  int esc;
+
+value:
+  SKIP_WS();
+  if (p == e)
+    FAIL(n ? "incomplete JSON" : "empty frame");
+  NEED_TOKEN();
+  tk = &t[n];
+  switch (*p) {
+  case '{':
+  case '[':
+    if (depth == JRPC__MAX_DEPTH)
+      FAIL("nested too deeply");
+    if (depth)
+      t[top].size = elems;
+    in_obj = *p == '{';
+    tk->type = in_obj ? JSMN_OBJECT : JSMN_ARRAY;
+    tk->start = (int)(p - base);
+    top = n++;
+    stack[depth++] = top;
+    elems = 0;
+    p++;
+    SKIP_WS();
+    if (p == e)
+      FAIL("incomplete JSON");
+    if (*p == (in_obj ? '}' : ']'))
+      goto close;
+    elems = 1;
+    if (in_obj)
+      goto key;
+    goto value;
+  case '"': {
+    const unsigned char *q = scan_string(p, e, &esc);
+    if (!q)
+      FAIL("invalid string");
+    string_token(tk, base, p, q, esc ? STR_ESC : 0);
+    p = q + 1;
+    break;
+  }
+  case 't':
+  case 'f':
+  case 'n': {
+    const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+    size_t wn = *p == 'f' ? 5 : 4;
+    if ((size_t)(e - p) < wn || memcmp(p, word, wn) != 0)
+      FAIL("invalid literal");
+    tk->type = JSMN_PRIMITIVE;
+    tk->start = (int)(p - base);
+    p += wn;
+    tk->end = (int)(p - base);
+    break;
+  }
+  default: {
+    if (*p != '-' && (unsigned)(*p - '0') > 9)
+      FAIL("invalid JSON");
+    const unsigned char *q = p;
+    /* 1 to 9 then digits only: valid as it stands. */
+    int plain = *p != '0' && *p != '-';
+    while (q < e && num_byte[*q]) {
+      plain &= (unsigned)(*q - '0') <= 9;
+      q++;
+    }
+    if (!plain && !jrpc__num_valid((const char *)p, (size_t)(q - p)))
+      FAIL("invalid number");
+    tk->type = JSMN_PRIMITIVE;
+    tk->start = (int)(p - base);
+    tk->end = (int)(q - base);
+    p = q;
+  }
+  }
+  tk->parent = (int)n + 1; /* skip link of a scalar */
+  n++;
+
+after:
+  SKIP_WS();
+  if (depth == 0) {
+    if (p != e)
+      FAIL("trailing characters after the JSON value");
+    *count = n;
+    *why = NULL;
+    return 0;
+  }
+  if (p == e)
+    FAIL("incomplete JSON");
+  if (*p == ',') {
+    p++;
+    elems++;
+    if (in_obj) {
+      SKIP_WS();
+      goto key;
+    }
+    goto value;
+  }
+  if (*p != (in_obj ? '}' : ']'))
+    FAIL("missing or misplaced separator");
+
+close:
+  t[top].size = elems;
+  t[top].end = (int)(p + 1 - base);
+  t[top].parent = (int)n; /* skip link: the token after the subtree */
+  p++;
+  if (--depth) {
+    top = stack[depth - 1];
+    in_obj = t[top].type == JSMN_OBJECT;
+    elems = t[top].size;
+  }
+  goto after;
+
+key:
+  if (p == e || *p != '"')
+    FAIL("object member without a string key");
+  NEED_TOKEN();
+  tk = &t[n];
+  {
+    const unsigned char *q = scan_string(p, e, &esc);
+    if (!q)
+      FAIL("invalid string");
+    string_token(tk, base, p, q, STR_KEY | (esc ? STR_ESC : 0));
+    tk->parent = (int)n + 1;
+    n++;
+    p = q + 1;
+  }
+  SKIP_WS();
+  if (p == e || *p != ':')
+    FAIL("missing ':' after an object key");
+  p++;
+  goto value;
+}
+
+/* The envelope of the request object at token `obj`: its members, key then
+ * value, stepping over each value's subtree by its skip link. */
+static void read_envelope(jrpc__tokdoc_t *d, uint32_t obj,
+                          jrpc__envelope_t *env, jrpc__arena_t *a) {
+  const jsmntok_t *t = d->t;
+  const char *js = d->hdr.buf;
+  env->is_object = 1;
+  uint32_t k = obj + 1;
+  for (int m = 0; m < t[obj].size; m++) {
+    const jsmntok_t *key = &t[k];
+    uint32_t v = k + 1;
+    const char *ks = js + key->start;
+    size_t kn = (size_t)(key->end - key->start);
+    int member = key->size & STR_ESC ? jrpc__tok_member_escaped(ks, kn, a)
+                                     : jrpc__tok_member_raw(ks, kn);
+    if (member != JRPC__M_OTHER) {
+      int vesc = t[v].type == JSMN_STRING && (t[v].size & STR_ESC);
+      jrpc__tok_record_member(env, member, d, v, vesc);
+    }
+    k = (uint32_t)t[v].parent;
+  }
+}
+
+static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
+                        jrpc__arena_t *a, uint32_t max_batch,
+                        jrpc__parsed_t *out) {
+  native_backend_t *b = (native_backend_t *)p;
+  jrpc__tokdoc_t *d = &b->doc;
+  if (jrpc__tokdoc_begin(d, js, len, out) != 0)
+    return 0;
+
+  scan_t s;
+  s.most = len + 1;
+  size_t cap = len / 4 + 16;
+  s.cap = (uint32_t)(cap > s.most ? s.most : cap);
+  s.a = a;
+  s.t = jrpc__arena_alloc(a, s.cap * sizeof(*s.t));
+  if (!s.t)
+    return JRPC_ENOMEM;
+  uint32_t n = 0;
+  int rc = scan(&s, js, len, &n, &out->why);
+  if (rc)
+    return rc;
+  if (out->why) {
+    out->status = JRPC__PARSE_INVALID;
+    return 0;
+  }
+  d->t = s.t;
+  d->n = n;
+
+  const jsmntok_t *t = s.t;
+  if (t[0].type == JSMN_ARRAY) {
+    out->is_batch = 1;
+    out->count = (uint32_t)t[0].size;
+    if (out->count > max_batch) {
+      out->status = JRPC__PARSE_BATCH_TOO_LARGE;
+      return 0;
+    }
+  } else {
+    out->count = 1;
+  }
+  if (out->count == 0)
+    return 0;
+  out->env = jrpc__arena_alloc(a, out->count * sizeof(*out->env));
+  if (!out->env)
+    return JRPC_ENOMEM;
+  memset(out->env, 0, out->count * sizeof(*out->env));
+  if (!out->is_batch) {
+    if (t[0].type == JSMN_OBJECT)
+      read_envelope(d, 0, &out->env[0], a);
+    return 0;
+  }
+  uint32_t i = 1;
+  for (uint32_t k = 0; k < out->count; k++) {
+    if (t[i].type == JSMN_OBJECT)
+      read_envelope(d, i, &out->env[k], a);
+    i = (uint32_t)t[i].parent;
+  }
+  return 0;
+}
+
+static const jrpc__parser_ops_t native_ops = {
+    "native",
+    jrpc__tokdoc_parser_free,
+    native_parse,
+    JRPC__TOKDOC_VIEWS,
+};
+
+jrpc__parser_t *jrpc__parser_native_new(void) {
+  native_backend_t *b = calloc(1, sizeof(*b));
+  if (!b)
+    return NULL;
+  b->base.ops = &native_ops;
+  b->doc.hdr.ops = &native_ops;
+  return &b->base;
+}
