@@ -57,6 +57,7 @@ enum server_key {
   S_MAX_PENDING_CALLS,
   S_MAX_PENDING_CALLS_TOTAL,
   S_PARSER_AUTO_THRESHOLD,
+  S_EARLY_REPLY_FRAMES,
   S_COUNT
 };
 
@@ -76,6 +77,7 @@ static const char *const server_keys[S_COUNT] = {
     "max_pending_calls",
     "max_pending_calls_total",
     "parser_auto_threshold",
+    "early_reply_frames",
 };
 
 enum listen_key {
@@ -461,6 +463,8 @@ static int server_key(parse_t *p, const char *key, const char *value) {
     return number_u32(p, key, value, 0, INT32_MAX, &c->parser_auto_threshold);
   case S_MAX_PENDING_CALLS_TOTAL:
     return number_u32(p, key, value, 1, 100000000, &c->max_pending_calls_total);
+  case S_EARLY_REPLY_FRAMES:
+    return number_u32(p, key, value, 0, 1000000, &c->early_reply_frames);
   case S_COUNT:
     break;
   }
@@ -933,6 +937,7 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
   c->output_high_water = 1048576;
   c->max_pending_calls = 1024;
   c->max_pending_calls_total = 65536;
+  c->early_reply_frames = 32;
   c->parser_auto_threshold = JRPCD_AUTO_MEASURED;
   if (!(c->file = copy(&p, name)) || !(c->parser = copy(&p, "auto")) ||
       !(c->plugin_dir = copy(&p, JRPCD_PLUGIN_DIR)))

@@ -62,6 +62,9 @@ typedef struct jrpcd_config {
                                        bytes; default JRPCD_AUTO_MEASURED */
   uint32_t max_pending_calls_total; /* default 65536: deferred calls in
                                        the daemon; -32005 beyond */
+  uint32_t early_reply_frames;      /* default 32: replies so far go out
+                                       after this many frames of one read;
+                                       0 = only at the read's end */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -214,12 +214,38 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
   maybe_done(c);
 }
 
+/* Between two groups of frames of one read: what can go out at once does
+ * (no uv_write, no flow change, no close: the flush after the read does
+ * all that), so the client gets its first replies while later frames are
+ * still being worked on. */
+static void send_early(jrpcd_conn_t *c) {
+  if (c->writing)
+    return;
+  const char *ptrs[IOV_MAX_BATCH];
+  size_t lens[IOV_MAX_BATCH];
+  uv_buf_t bufs[IOV_MAX_BATCH];
+  size_t k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
+  if (k == 0)
+    return;
+  for (size_t i = 0; i < k; i++)
+    bufs[i] = uv_buf_init((char *)ptrs[i], (unsigned)lens[i]);
+  int n = uv_try_write(&c->h.s, bufs, (unsigned)k);
+  if (n > 0) {
+    JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)n);
+    jrpc__out_consume(&c->st.out, (size_t)n);
+  }
+}
+
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
   /* While the stream works through its frames, replies finished inside
    * them (a handler ending another deferred call) must not flush, and
    * so perhaps close, this connection under it: the flush below does. */
   c->feeding = 1;
   int rc = jrpc__stream_feed(&c->st, n, eof);
+  while (rc == 0 && c->st.more) {
+    send_early(c);
+    rc = jrpc__stream_feed(&c->st, 0, eof);
+  }
   c->feeding = 0;
   if (rc == JRPC__ECLOSE) {
     /* Framing is lost (a length prefix over the limit): the -32001
@@ -289,6 +315,7 @@ static void conn_start(jrpcd_conn_t *c) {
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
   c->st.max_calls = w->srv->conf.max_pending_calls;
+  c->st.frame_budget = w->srv->conf.early_reply_frames;
   peer_of(c);
   if (!l->is_unix)
     uv_tcp_nodelay(&c->h.tcp, 1);

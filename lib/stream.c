@@ -77,7 +77,13 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
   if (s->closing)
     return JRPC__ECLOSE;
   s->held = 0;
+  s->more = 0;
+  uint32_t frames = 0;
   for (;;) {
+    if (s->frame_budget && frames == s->frame_budget && s->wr > s->rd) {
+      s->more = 1;
+      break;
+    }
     if (s->max_calls && s->sink.calls >= s->max_calls) {
       s->held = s->wr > s->rd || eof;
       break;
@@ -103,6 +109,7 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
     }
     rc = jrpc__dispatch_frame(e, &s->sink, f.p, f.n, &s->peer);
     jrpc__arena_reset(&e->arena);
+    frames++;
     if (rc)
       break;
   }

@@ -31,6 +31,11 @@ typedef struct jrpc__stream {
    * connection are unfinished (0: no limit); `held` says some wait. */
   uint32_t max_calls;
   int held;
+  /* Hand back after this many frames of one feed (0: no limit) with
+   * `more` set, so that the caller can send the replies so far while
+   * frames are still waiting: feed 0 bytes to go on. */
+  uint32_t frame_budget;
+  int more;
 } jrpc__stream_t;
 
 void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,

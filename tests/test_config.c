@@ -181,6 +181,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.output_high_water, 1048576);
   assert_int_equal(c.max_pending_calls, 1024);
   assert_int_equal(c.max_pending_calls_total, 65536);
+  assert_int_equal(c.early_reply_frames, 32);
   assert_int_equal(c.parser_auto_threshold, JRPCD_AUTO_MEASURED);
 
   assert_int_equal(c.nlistens, 1);
@@ -219,6 +220,7 @@ static void test_every_key(void **state) {
               "output_high_water = 1099511627776\n"
               "max_pending_calls = 1000000\n"
               "max_pending_calls_total = 100000000\n"
+              "early_reply_frames = 0\n"
               "parser_auto_threshold = 300\n"
               "\n"
               "[listen sock]\n"
@@ -247,13 +249,14 @@ static void test_every_key(void **state) {
   assert_int_equal(c.shutdown_timeout_ms, 4294967295u);
   assert_int_equal(c.output_high_water, UINT64_C(1) << 40);
   assert_int_equal(c.max_pending_calls, 1000000);
+  assert_int_equal(c.early_reply_frames, 0);
   assert_int_equal(c.max_pending_calls_total, 100000000);
   assert_int_equal(c.parser_auto_threshold, 300);
 
   assert_int_equal(c.nlistens, 2);
   const jrpcd_listen_conf_t *u = &c.listens[0], *t = &c.listens[1];
   assert_string_equal(u->name, "sock");
-  assert_int_equal(u->line, 18);
+  assert_int_equal(u->line, 19);
   assert_int_equal(u->kind, JRPCD_LISTEN_UNIX);
   assert_string_equal(u->path, "/run/x/y.sock");
   assert_int_equal(u->mode, 0600);
@@ -263,7 +266,7 @@ static void test_every_key(void **state) {
   assert_null(u->host);
 
   assert_string_equal(t->name, "net");
-  assert_int_equal(t->line, 25);
+  assert_int_equal(t->line, 26);
   assert_int_equal(t->kind, JRPCD_LISTEN_TCP);
   assert_string_equal(t->host, "0.0.0.0");
   assert_int_equal(t->port, 65535);
@@ -274,7 +277,7 @@ static void test_every_key(void **state) {
 
   assert_int_equal(c.nplugins, 1);
   assert_string_equal(c.plugins[0].name, "m");
-  assert_int_equal(c.plugins[0].line, 29);
+  assert_int_equal(c.plugins[0].line, 30);
   jrpcd_config_free(&c);
 
   /* The other spellings of the words. */
@@ -639,7 +642,8 @@ static void test_errors(void **state) {
   expect_error("[server]\nworkers = 1\nworker = 2\n", 3,
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
-               "max_pending_calls_total, parser_auto_threshold)");
+               "max_pending_calls_total, parser_auto_threshold, "
+               "early_reply_frames)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,

@@ -401,6 +401,53 @@ static void test_handler_edge_cases(void **state) {
   free(r.out);
 }
 
+/* frame_budget: a feed hands back after that many frames with `more` set
+ * and the replies so far in the output; feeding 0 bytes goes on, and the
+ * replies come out in order, the same as without a budget. */
+static void test_frame_budget(void **state) {
+  fixture_t *f = *state;
+  const char *in =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1],\"id\":1}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[2],\"id\":2}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[3],\"id\":3}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[4],\"id\":4}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[5],\"id\":5}\n";
+  size_t n = strlen(in);
+  run_t whole = feed_all(&f->e, JRPC_FRAMING_NEWLINE, in, n, n);
+  jrpc__stream_t s;
+  jrpc__stream_init(&s, &f->e, JRPC_FRAMING_NEWLINE);
+  s.frame_budget = 2;
+  size_t room;
+  char *dst = jrpc__stream_rbuf(&s, &room);
+  assert_true(room >= n);
+  memcpy(dst, in, n);
+  char out[4096];
+  size_t out_n = 0;
+  int rounds = 0;
+  int rc = jrpc__stream_feed(&s, n, 0);
+  for (;;) {
+    assert_int_equal(rc, 0);
+    size_t got = jrpc__out_copy(&s.out, out + out_n, sizeof(out) - out_n);
+    jrpc__out_consume(&s.out, got);
+    /* Two replies per round, one in the last. */
+    size_t lines = 0;
+    for (size_t i = 0; i < got; i++)
+      lines += out[out_n + i] == '\n';
+    assert_int_equal(lines, s.more ? 2 : 1);
+    out_n += got;
+    rounds++;
+    if (!s.more)
+      break;
+    rc = jrpc__stream_feed(&s, 0, 0);
+  }
+  assert_int_equal(rounds, 3);
+  assert_int_equal(out_n, whole.out_n);
+  assert_memory_equal(out, whole.out, out_n);
+  assert_null(s.buf); /* idle again */
+  jrpc__stream_free(&s);
+  free(whole.out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_replies_independent_of_split),
@@ -412,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_deep_nesting_behind_a_quote),
       cmocka_unit_test(test_handler_edge_cases),
       cmocka_unit_test(test_large_frame_prescan),
+      cmocka_unit_test(test_frame_budget),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

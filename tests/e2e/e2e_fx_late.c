@@ -5,12 +5,18 @@
  * the calls it finished), as a real handler may: log, free its state. The
  * sample sleep plugin ends its completion with jrpc_finish(), which an
  * optimising compiler turns into a tail call, so that no plugin code runs
- * after it. */
+ * after it.
+ *
+ * "late.block_until" ["PATH"] blocks its worker, synchronously, until PATH
+ * exists (at most 10 s), then answers true (false on timeout): it shows
+ * which replies of the same read went out while it was blocked. */
 #include <jrpc/jrpc.h>
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long finished;
 
@@ -39,8 +45,30 @@ static int late_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return JRPC_ASYNC;
 }
 
+static int block_until(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  const char *s;
+  size_t n;
+  char path[256];
+  (void)udata;
+  if (jrpc_as_str(c, jrpc_at(c, params, 0), &s, &n) != 0 || n == 0 ||
+      n >= sizeof(path))
+    return jrpc_error(c, JRPC_INVALID_PARAMS, "expected [path]");
+  memcpy(path, s, n);
+  path[n] = '\0';
+  for (int i = 0; i < 1000; i++) {
+    if (access(path, F_OK) == 0)
+      return jrpc_w_bool(c, 1);
+    struct timespec ts = {0, 10 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  return jrpc_w_bool(c, 0);
+}
+
 static int init(jrpc_reg_t *r, void **mod_data) {
-  return jrpc_register(r, "late.ms", late_ms, NULL);
+  (void)mod_data;
+  if (jrpc_register(r, "late.ms", late_ms, NULL) != 0)
+    return -1;
+  return jrpc_register(r, "late.block_until", block_until, NULL);
 }
 
 JRPC_MODULE("e2e_late", "1.0", init, NULL)

@@ -474,6 +474,63 @@ static void test_async_edge_cases(void **state) {
   e2e_stop(d);
 }
 
+/* early_reply_frames: replies of a long read go out every N frames, not
+ * only at its end. 32 quick calls, then one that blocks the worker until
+ * the test creates a file, then 3 more, all in one write: with the default
+ * (32) the first 32 replies arrive while the worker is blocked; with 0
+ * none does until it is released. The blocking call gives up after 10 s,
+ * past the 5 s this waits, so a daemon that holds replies back fails. */
+static void early_replies(e2e_daemon_t *d, const char *server, int early) {
+  char plugins[1024];
+  snprintf(plugins, sizeof(plugins), "%s[plugin late]\npath = %s/%s\n",
+           e2e_plugins_default, E2E_PLUGIN_DIR, "e2e_fx_late.so");
+  e2e_opts_t o = {.workers = 1, .server = server, .plugins = plugins};
+  e2e_start(d, &o);
+  char flag[160];
+  snprintf(flag, sizeof(flag), "%s/release", d->dir);
+  e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
+  for (int i = 1; i <= 32; i++)
+    e2e_queuef(c, REQ("math.add", "[%d,1]", "%d"), i, i);
+  e2e_queuef(c, REQ("late.block_until", "[\"%s\"]", "33"), flag);
+  for (int i = 34; i <= 36; i++)
+    e2e_queuef(c, REQ("math.add", "[%d,1]", "%d"), i, i);
+  e2e_flush(c);
+  const char *p;
+  size_t n;
+  char want[64];
+  if (early) {
+    for (int i = 1; i <= 32; i++) {
+      if (e2e_recv(c, &p, &n, 5000) != 1)
+        fail_msg("reply %d did not come while the worker was blocked", i);
+      snprintf(want, sizeof(want), RES("%d", "%d"), i + 1, i);
+      assert_true(e2e_same(p, n, want));
+    }
+  } else {
+    assert_int_equal(e2e_recv(c, &p, &n, 300), -1); /* nothing yet */
+  }
+  FILE *f = fopen(flag, "w");
+  assert_non_null(f);
+  fclose(f);
+  for (int i = early ? 33 : 1; i <= 36; i++) {
+    if (i == 33) {
+      e2e_expect(c, RES("true", "33"));
+      continue;
+    }
+    snprintf(want, sizeof(want), RES("%d", "%d"), i + 1, i);
+    e2e_expect(c, want);
+  }
+  e2e_close(c);
+  e2e_stop(d);
+}
+
+static void test_early_replies(void **state) {
+  early_replies(*state, NULL, 1);
+}
+
+static void test_early_replies_off(void **state) {
+  early_replies(*state, "early_reply_frames = 0\n", 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_framings_and_transports, e2e_setup,
@@ -491,6 +548,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_pending_calls, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_async_edge_cases, e2e_setup,
+                                      e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_early_replies, e2e_setup,
+                                      e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_early_replies_off, e2e_setup,
                                       e2e_teardown),
   };
   return cmocka_run_group_tests_name("e2e_wire", tests, NULL, NULL);

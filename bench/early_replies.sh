@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# early_reply_frames = 0 against 32 (the default), side by side: two
+# daemons (1 worker, pinned to CPU 0) on their own Unix sockets, jrpc-bench
+# on CPU 1, runs alternating between them, REPS each per load; prints every
+# run and the medians.
+#
+#   bench/early_replies.sh [build-dir (build/run)] [reps (5)] [seconds (2)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/run}
+reps=${2:-5}
+secs=${3:-2}
+cmake --build "$build" --target jrpcd math jrpc-bench >/dev/null
+tmp=$(mktemp -d)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+for b in 0 32; do
+  cat >"$tmp/e$b.conf" <<CONF
+[server]
+workers = 1
+early_reply_frames = $b
+plugin_dir = $PWD/$build/handlers
+[listen u]
+unix = $tmp/e$b.sock
+[plugin math]
+path = math.so
+CONF
+  taskset -c 0 "$build/daemon/jrpcd" -c "$tmp/e$b.conf" 2>"$tmp/e$b.log" &
+  pids+=($!)
+  echo $! >"$tmp/e$b.pid"
+done
+for b in 0 32; do
+  for _ in $(seq 100); do [ -S "$tmp/e$b.sock" ] && break; sleep 0.05; done
+done
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+for load in "1 1" "1 64" "8 64"; do
+  read -r c w <<<"$load"
+  for _ in $(seq "$reps"); do
+    for b in 0 32; do
+      r=$(taskset -c 1 "$build/bench/jrpc-bench" -q -u "$tmp/e$b.sock" -c "$c" -w "$w" \
+        -d "$secs" --warmup 0.3 -p "$(cat "$tmp/e$b.pid")" | grep '^RESULT')
+      echo "${c}x$w $b $(field req_s <<<"$r") $(field p99_us <<<"$r") $(field ns_per_req_cpu <<<"$r")"
+    done
+  done
+done | tee "$tmp/runs"
+echo
+echo "medians: load, early_reply_frames, req/s, p99 us, server CPU ns/req"
+awk '{ k = $1 " " $2; n[k]++; r[k, n[k]] = $3; p[k, n[k]] = $4; c[k, n[k]] = $5 }
+  function med(a, k, m,   i, j, t, v) {
+    for (i = 1; i <= m; i++) v[i] = a[k, i]
+    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return v[int((m + 1) / 2)]
+  }
+  END { for (k in n) print k, med(r, k, n[k]), med(p, k, n[k]), med(c, k, n[k]) }' "$tmp/runs" | sort
