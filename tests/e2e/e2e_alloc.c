@@ -125,6 +125,10 @@ static void run(void **state, const char *parser) {
 #ifdef JRPC_SANITIZE
   (void)state;
   (void)parser;
+  (void)on_frame;
+  (void)refill;
+  (void)all_done;
+  (void)counts;
   skip();
 #else
   e2e_daemon_t *d = *state;
