@@ -34,7 +34,7 @@ CONF
 pid=$!
 for _ in $(seq 100); do [ -S "$tmp/spread.sock" ] && break; sleep 0.05; done
 req='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
   for _ in $(seq "$clients"); do
     # connect now, send after the whole burst has connected
     (sleep 0.3; echo "$req") | socat -t 2 - "UNIX-CONNECT:$tmp/spread.sock" >/dev/null &

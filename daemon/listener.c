@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "log.h"
 
 #define BACKLOG 1024
 
@@ -178,20 +181,29 @@ static int open_tcp(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
   return 0;
 }
 
-int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
-                        char *err, size_t errlen) {
+/* What the section asks for, in the form the log uses. */
+static void conf_desc(const jrpcd_listen_conf_t *c, char *out, size_t n) {
+  if (c->kind == JRPCD_LISTEN_UNIX)
+    snprintf(out, n, "unix:%s", c->path);
+  else if (strchr(c->host, ':'))
+    snprintf(out, n, "tcp:[%s]:%u", c->host, c->port);
+  else
+    snprintf(out, n, "tcp:%s:%u", c->host, c->port);
+}
+
+static void init_common(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c) {
   memset(l, 0, sizeof(*l));
   l->fd = -1;
   l->name = strdup(c->name);
   l->framing = c->framing;
   l->stats = c->stats;
   l->is_unix = c->kind == JRPCD_LISTEN_UNIX;
-  if (l->is_unix)
-    snprintf(l->desc, sizeof(l->desc), "unix:%s", c->path);
-  else if (strchr(c->host, ':'))
-    snprintf(l->desc, sizeof(l->desc), "tcp:[%s]:%u", c->host, c->port);
-  else
-    snprintf(l->desc, sizeof(l->desc), "tcp:%s:%u", c->host, c->port);
+  conf_desc(c, l->desc, sizeof(l->desc));
+}
+
+int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                        char *err, size_t errlen) {
+  init_common(l, c);
   int rc =
       l->is_unix ? open_unix(l, c, err, errlen) : open_tcp(l, c, err, errlen);
   if (rc) {
@@ -206,6 +218,115 @@ int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
     l->fd = -1;
   }
   return rc;
+}
+
+/* A bound address in the log's form; abstract Unix names start with '@'. */
+static void sock_desc(const struct sockaddr_storage *ss, socklen_t sl,
+                      char *out, size_t n) {
+  char host[INET6_ADDRSTRLEN];
+  if (ss->ss_family == AF_UNIX) {
+    const struct sockaddr_un *su = (const struct sockaddr_un *)ss;
+    size_t len = sl > offsetof(struct sockaddr_un, sun_path)
+                     ? sl - offsetof(struct sockaddr_un, sun_path)
+                     : 0;
+    if (len == 0)
+      snprintf(out, n, "unix:(unnamed)");
+    else if (su->sun_path[0] == '\0')
+      snprintf(out, n, "unix:@%.*s", (int)len - 1, su->sun_path + 1);
+    else
+      snprintf(out, n, "unix:%.*s", (int)strnlen(su->sun_path, len),
+               su->sun_path);
+  } else if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+    snprintf(out, n, "tcp:%s:%u", host, ntohs(s4->sin_port));
+  } else if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+    snprintf(out, n, "tcp:[%s]:%u", host, ntohs(s6->sin6_port));
+  } else {
+    snprintf(out, n, "address family %d", ss->ss_family);
+  }
+}
+
+/* Whether the passed socket is at the address the section names: the same
+ * path (or the same file under another name), the same IP and port. */
+static int same_place(const jrpcd_listen_conf_t *c,
+                      const struct sockaddr_storage *ss, const char *desc) {
+  if (c->kind == JRPCD_LISTEN_UNIX) {
+    if (strcmp(desc + 5, c->path) == 0)
+      return 1;
+    struct stat a, b;
+    return desc[5] != '@' && stat(desc + 5, &a) == 0 &&
+           stat(c->path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+  }
+  unsigned char want[16];
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+    return inet_pton(AF_INET, c->host, want) == 1 &&
+           memcmp(want, &s4->sin_addr, 4) == 0 &&
+           ntohs(s4->sin_port) == c->port;
+  }
+  const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+  return inet_pton(AF_INET6, c->host, want) == 1 &&
+         memcmp(want, &s6->sin6_addr, 16) == 0 &&
+         ntohs(s6->sin6_port) == c->port;
+}
+
+int jrpcd_listener_adopt(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                         int fd, char *err, size_t errlen) {
+  char want[160], got[160];
+  conf_desc(c, want, sizeof(want));
+  int type = 0, listening = 0;
+  socklen_t len = sizeof(type);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof(ss);
+  memset(&ss, 0, sizeof(ss));
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+      getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+    snprintf(err, errlen,
+             "[listen %s] fd %d from the service manager: %s (expected a "
+             "listening socket for %s)",
+             c->name, fd, strerror(errno), want);
+    return -1;
+  }
+  sock_desc(&ss, sl, got, sizeof(got));
+  int is_unix = ss.ss_family == AF_UNIX;
+  int is_tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
+  if (type != SOCK_STREAM || (!is_unix && !is_tcp)) {
+    snprintf(err, errlen,
+             "[listen %s] fd %d from the service manager is not a stream "
+             "socket (%s%s); the .socket unit needs ListenStream=",
+             c->name, fd, got, type == SOCK_DGRAM ? ", datagram" : "");
+    return -1;
+  }
+  if (is_unix != (c->kind == JRPCD_LISTEN_UNIX)) {
+    snprintf(err, errlen,
+             "[listen %s] is a %s listener (%s) but fd %d from the service "
+             "manager is a %s socket (%s)",
+             c->name, is_unix ? "tcp" : "unix", want, fd,
+             is_unix ? "unix" : "tcp", got);
+    return -1;
+  }
+  len = sizeof(listening);
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 ||
+      !listening) {
+    snprintf(err, errlen,
+             "[listen %s] fd %d from the service manager (%s) is not "
+             "listening; the .socket unit needs Accept=no",
+             c->name, fd, got);
+    return -1;
+  }
+  if (!same_place(c, &ss, got))
+    jrpcd_warn("[listen %s] says %s, but the service manager passed fd %d "
+               "bound to %s: serving that one",
+               c->name, want, fd, got);
+  init_common(l, c);
+  snprintf(l->desc, sizeof(l->desc), "%s", got);
+  l->fd = fd;
+  l->passed = 1;
+  return 0;
 }
 
 void jrpcd_listener_close(jrpcd_listener_t *l) {

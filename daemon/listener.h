@@ -13,11 +13,13 @@ typedef struct jrpcd_listener {
   char *name;
   int fd; /* bound and listening; -1 when closed */
   int is_unix;
-  char *path; /* unix: the socket file, removed on close */
+  char *path; /* unix: the file our bind made, removed on close; NULL for a
+                 passed socket, whose file belongs to the service manager */
   dev_t dev;  /* of the file our bind made: only that one is removed */
   ino_t ino;
   jrpc__framing_t framing;
   int stats;      /* rpc.stats is answered on this listener */
+  int passed;     /* handed over by the service manager (activation.h) */
   char desc[160]; /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
 } jrpcd_listener_t;
 
@@ -26,7 +28,16 @@ typedef struct jrpcd_listener {
 int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
                         char *err, size_t errlen);
 
-/* Closes the socket and removes its file (Unix). */
+/* Serves the socket fd that the service manager passed for section c
+ * instead of binding: it must be a listening stream socket of the kind the
+ * section says (unix or tcp), else -1 with err naming the section and fd.
+ * An address other than the section's is served all the same, with a
+ * warning: the .socket unit decides where to listen. Takes fd on success
+ * (closed by jrpcd_listener_close, whose file is never removed). */
+int jrpcd_listener_adopt(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                         int fd, char *err, size_t errlen);
+
+/* Closes the socket and removes its file (Unix) if jrpcd's bind made it. */
 void jrpcd_listener_close(jrpcd_listener_t *l);
 
 #endif

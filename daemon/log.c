@@ -3,13 +3,51 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+/* Read by every worker on every line: plain ints, written by the main
+ * thread only (at start and on reload). */
 static volatile int max_level = JRPC_LOG_INFO;
+static int conf_level = JRPC_LOG_INFO;
+static int verbosity;
+static int journal;
+
+/* systemd sets JOURNAL_STREAM to "DEV:INODE" of the stream it connected
+ * to stdout/stderr. A child whose stderr was redirected elsewhere inherits
+ * the variable all the same, so the device and inode must be stderr's. */
+void jrpcd_log_init(void) {
+  const char *v = getenv("JOURNAL_STREAM");
+  struct stat st;
+  unsigned long long dev, ino;
+  char tail;
+  journal = v && sscanf(v, "%llu:%llu%c", &dev, &ino, &tail) == 2 &&
+            fstat(STDERR_FILENO, &st) == 0 &&
+            (unsigned long long)st.st_dev == dev &&
+            (unsigned long long)st.st_ino == ino;
+}
+
+int jrpcd_log_to_journal(void) {
+  return journal;
+}
+
+static void apply(void) {
+  int l = conf_level + verbosity;
+  max_level = l < JRPC_LOG_ERROR   ? JRPC_LOG_ERROR
+              : l > JRPC_LOG_DEBUG ? JRPC_LOG_DEBUG
+                                   : l;
+}
 
 void jrpcd_log_set_level(int level) {
-  max_level = level;
+  conf_level = level;
+  apply();
+}
+
+void jrpcd_log_set_verbosity(int delta) {
+  verbosity = delta;
+  apply();
 }
 
 int jrpcd_log_enabled(int level) {
@@ -21,17 +59,33 @@ static const char *level_name(int level) {
   return level >= 0 && level <= 3 ? names[level] : "?";
 }
 
-static void vlog(int level, const char *fmt, va_list ap) {
-  if (!jrpcd_log_enabled(level))
-    return;
-  char line[2048];
+/* syslog(3)'s LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG: the journal reads
+ * a leading "<N>" as the line's priority. */
+static int syslog_priority(int level) {
+  static const int prio[] = {3, 4, 6, 7};
+  return level >= 0 && level <= 3 ? prio[level] : 6;
+}
+
+/* The line's head: a priority for the journal, else a timestamp and the
+ * level (events) or "jrpcd: " (the command's own messages). */
+static int head(char *line, size_t n, int level, int bare) {
+  if (journal)
+    return snprintf(line, n, "<%d>%s", syslog_priority(level),
+                    bare ? "jrpcd: " : "");
+  if (bare)
+    return snprintf(line, n, "jrpcd: ");
   struct timespec ts;
   struct tm tm;
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  int n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-  n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03ldZ jrpcd[%s] ",
-                ts.tv_nsec / 1000000, level_name(level));
+  int k = (int)strftime(line, n, "%Y-%m-%dT%H:%M:%S", &tm);
+  return k + snprintf(line + k, n - (size_t)k, ".%03ldZ jrpcd[%s] ",
+                      ts.tv_nsec / 1000000, level_name(level));
+}
+
+static void vlog(int level, int bare, const char *fmt, va_list ap) {
+  char line[2048];
+  int n = head(line, sizeof(line), level, bare);
   int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
   if (m < 0)
     m = 0;
@@ -45,9 +99,18 @@ static void vlog(int level, const char *fmt, va_list ap) {
 }
 
 void jrpcd_log(int level, const char *fmt, ...) {
+  if (!jrpcd_log_enabled(level))
+    return;
   va_list ap;
   va_start(ap, fmt);
-  vlog(level, fmt, ap);
+  vlog(level, 0, fmt, ap);
+  va_end(ap);
+}
+
+void jrpcd_log_bare(int level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(level, 1, fmt, ap);
   va_end(ap);
 }
 

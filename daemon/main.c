@@ -9,8 +9,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "activation.h"
 #include "log.h"
 #include "parser.h"
+#include "sdnotify.h"
 #include "server.h"
 
 #ifndef JRPCD_VERSION
@@ -19,16 +21,23 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: jrpcd [-c FILE] [-t] [-V] [-h]\n"
+          "usage: jrpcd [-c FILE] [-t] [-v]... [-q] [-V] [-h]\n"
           "  -c FILE  serve with this config (see jrpcd.conf); without it,\n"
           "           a built-in one: a Unix socket in $XDG_RUNTIME_DIR (or\n"
           "           /tmp), TCP on 127.0.0.1:7400, the sample plugins\n"
           "  -t       check the config and its plugins, print what would be\n"
           "           served, and exit (0 when all is well, 1 if not)\n"
+          "  -v       log one level more than the config's log_level;\n"
+          "           repeat for more (-vv), up to debug\n"
+          "  -q       log errors only\n"
           "  -V       print the version and exit\n"
           "  -h       this help\n"
-          "Runs in the foreground and logs to stderr. SIGTERM/SIGINT stop it\n"
-          "gracefully; SIGHUP reloads the config's plugins.\n");
+          "Runs in the foreground and logs to stderr (in the journal's format\n"
+          "when $JOURNAL_STREAM names stderr). SIGTERM/SIGINT stop it\n"
+          "gracefully; SIGHUP reloads the config's plugins. Under systemd it\n"
+          "reports its state on $NOTIFY_SOCKET and serves each socket passed\n"
+          "in LISTEN_FDS for the [listen NAME] section its\n"
+          "FileDescriptorName= names.\n");
 }
 
 /* The sample plugins next to this binary in a build tree, else the
@@ -81,13 +90,44 @@ static char *builtin_config(void) {
   return text;
 }
 
-static int check_only(jrpcd_config_t *c) {
+/* -t under socket activation: the passed sockets are checked as a start
+ * would check them (a name with no section, a unix socket for a tcp
+ * section) and listed; nothing is bound, served or removed. */
+static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act) {
+  char err[1024];
+  if (jrpcd_activation_check(act, c, err, sizeof(err))) {
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
+    return 1;
+  }
+  for (size_t i = 0; i < c->nlistens; i++) {
+    const jrpcd_listen_conf_t *lc = &c->listens[i];
+    jrpcd_passed_t *p = jrpcd_activation_find(act, lc->name);
+    jrpcd_listener_t l;
+    if (!p)
+      continue;
+    if (jrpcd_listener_adopt(&l, lc, p->fd, err, sizeof(err))) {
+      jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
+      return 1;
+    }
+    p->taken = 1;
+    printf("listen %s: %s passed by the service manager as fd %d, %s "
+           "framing\n",
+           l.name, l.desc, l.fd,
+           l.framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
+    jrpcd_listener_close(&l);
+  }
+  return 0;
+}
+
+static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act) {
   jrpcd_gen_t *g;
   char err[1024];
   int strict = c->strict_plugins;
   c->strict_plugins = 0; /* report every plugin, not just the first */
+  if (act->n && check_passed(c, act))
+    return 1;
   if (jrpcd_gen_load(&g, c, 1, err, sizeof(err))) {
-    fprintf(stderr, "jrpcd: %s\n", err);
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
     return 1;
   }
   printf("config %s: %u workers, parser %s", c->file, c->workers, c->parser);
@@ -98,10 +138,10 @@ static int check_only(jrpcd_config_t *c) {
                           : jrpc__parser_auto_new(c->parser_auto_threshold);
   if (!p) {
     printf("\n");
-    fprintf(stderr,
-            "jrpcd: %s: [server] parser: \"%s\" is not available in this "
-            "build\n",
-            c->file, c->parser);
+    jrpcd_log_bare(JRPC_LOG_ERROR,
+                   "%s: [server] parser: \"%s\" is not available in this "
+                   "build",
+                   c->file, c->parser);
     jrpcd_gen_release(g);
     return 1;
   }
@@ -119,6 +159,8 @@ static int check_only(jrpcd_config_t *c) {
   jrpc__parser_destroy(p);
   for (size_t i = 0; i < c->nlistens; i++) {
     const jrpcd_listen_conf_t *l = &c->listens[i];
+    if (jrpcd_activation_find(act, l->name))
+      continue; /* listed by check_passed */
     if (l->kind == JRPCD_LISTEN_UNIX)
       printf("listen %s: unix:%s mode %04o, %s framing\n", l->name, l->path,
              l->mode, l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
@@ -168,14 +210,20 @@ static void raise_fd_limit(const jrpcd_config_t *c) {
 
 int main(int argc, char **argv) {
   const char *file = NULL;
-  int test = 0, opt;
-  while ((opt = getopt(argc, argv, "c:tVh")) != -1) {
+  int test = 0, verbose = 0, quiet = 0, opt;
+  while ((opt = getopt(argc, argv, "c:tvqVh")) != -1) {
     switch (opt) {
     case 'c':
       file = optarg;
       break;
     case 't':
       test = 1;
+      break;
+    case 'v':
+      verbose++;
+      break;
+    case 'q':
+      quiet = 1;
       break;
     case 'V':
       printf("jrpcd %s (handler ABI %u.%u)\n", JRPCD_VERSION, JRPC_ABI_MAJOR,
@@ -194,11 +242,31 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (quiet && verbose) {
+    fprintf(stderr, "jrpcd: -q and -v contradict each other\n");
+    usage(stderr);
+    return 2;
+  }
+
+  jrpcd_log_init();
+  jrpcd_log_set_verbosity(quiet ? -JRPC_LOG_DEBUG : verbose);
+  /* Before anything can start a process (a plugin's init may): these
+   * variables are for jrpcd alone, and both calls remove them. */
+  char err[1024];
+  jrpcd_activation_t act;
+  if (jrpcd_activation_take(&act, err, sizeof(err))) {
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
+    return 1;
+  }
+  int rc = jrpcd_notify_open();
+  if (rc && !test)
+    jrpcd_log_bare(JRPC_LOG_WARN,
+                   "NOTIFY_SOCKET: %s; the service manager will not hear "
+                   "from jrpcd",
+                   strerror(-rc));
 
   jrpcd_config_t conf;
-  char err[1024];
   char *text = NULL;
-  int rc;
   if (file) {
     rc = jrpcd_config_load(&conf, file, err, sizeof(err));
   } else {
@@ -208,13 +276,17 @@ int main(int argc, char **argv) {
               : -1;
   }
   if (rc) {
-    fprintf(stderr, "jrpcd: %s\n", text || file ? err : "out of memory");
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", text || file ? err : "out of memory");
+    jrpcd_activation_free(&act);
+    jrpcd_notify_close();
     free(text);
     return 1;
   }
   jrpcd_log_set_level(conf.log_level);
   if (test) {
-    rc = check_only(&conf);
+    rc = check_only(&conf, &act);
+    jrpcd_activation_free(&act);
+    jrpcd_notify_close();
     jrpcd_config_free(&conf);
     free(text);
     return rc;
@@ -223,14 +295,20 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error code, not death */
   raise_fd_limit(&conf);
   jrpcd_server_t srv;
-  if (jrpcd_server_start(&srv, &conf, text, err, sizeof(err))) {
+  rc = jrpcd_server_start(&srv, &conf, text, &act, err, sizeof(err));
+  /* Every passed socket now belongs to a listener, or the start failed:
+   * either way none is left to hold. */
+  jrpcd_activation_free(&act);
+  if (rc) {
     jrpcd_error("%s", err);
     jrpcd_server_free(&srv);
+    jrpcd_notify_close();
     free(text);
     return 1;
   }
   rc = jrpcd_server_run(&srv);
   jrpcd_server_free(&srv);
+  jrpcd_notify_close();
   free(text);
   return rc;
 }

@@ -3,11 +3,13 @@
 #include "server.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sdnotify.h"
 
 static void free_listeners(jrpcd_server_t *s) {
   for (size_t i = 0; i < s->nlisteners; i++)
@@ -18,13 +20,18 @@ static void free_listeners(jrpcd_server_t *s) {
 }
 
 int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
-                       const char *conf_text, char *err, size_t errlen) {
+                       const char *conf_text, jrpcd_activation_t *act,
+                       char *err, size_t errlen) {
   memset(s, 0, sizeof(*s));
   s->conf = *conf;
   memset(conf, 0, sizeof(*conf));
   s->conf_text = conf_text;
   s->gen_serial = 1;
   s->start_ns = uv_hrtime();
+  /* A socket unit naming no section is a deployment mistake: say so
+   * before plugins load, not after. */
+  if (act && jrpcd_activation_check(act, &s->conf, err, errlen))
+    return -1;
   if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen))
     return -1;
   s->listeners = calloc(s->conf.nlistens, sizeof(*s->listeners));
@@ -33,8 +40,13 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
     return -1;
   }
   for (size_t i = 0; i < s->conf.nlistens; i++) {
-    if (jrpcd_listener_open(&s->listeners[i], &s->conf.listens[i], err, errlen))
+    const jrpcd_listen_conf_t *lc = &s->conf.listens[i];
+    jrpcd_passed_t *p = act ? jrpcd_activation_find(act, lc->name) : NULL;
+    if (p ? jrpcd_listener_adopt(&s->listeners[i], lc, p->fd, err, errlen)
+          : jrpcd_listener_open(&s->listeners[i], lc, err, errlen))
       return -1;
+    if (p)
+      p->taken = 1;
     s->nlisteners++;
   }
   if (uv_loop_init(&s->loop) != 0) {
@@ -62,22 +74,41 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   return 0;
 }
 
+/* A notification that did not go out is worth a line, not a failure:
+ * jrpcd serves all the same. */
+static void notified(int rc, const char *what) {
+  if (rc)
+    jrpcd_warn("cannot tell the service manager %s: %s", what, strerror(-rc));
+}
+
+/* What failed, for STATUS=: one line, since a newline (a plugin's init
+ * message may hold one) would start another KEY= of the notification. */
+static void reload_failed(char *status, size_t n, const char *err) {
+  jrpcd_error("reload failed, still serving the previous plugins: %s", err);
+  snprintf(status, n, "reload failed, still serving the previous plugins: %s",
+           err);
+  for (char *p = status; *p; p++)
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+}
+
 /* SIGHUP: the plugins of the config file as it is now, in a new registry;
- * connections stay, and calls still running keep their old modules. */
-static void reload(jrpcd_server_t *s) {
+ * connections stay, and calls still running keep their old modules. The
+ * outcome goes to the log and, in one line, to status. */
+static void reload(jrpcd_server_t *s, char *status, size_t n) {
   jrpcd_config_t c;
   char err[1024];
   int rc = s->conf_text ? jrpcd_config_load_string(
                               &c, s->conf_text, s->conf.file, err, sizeof(err))
                         : jrpcd_config_load(&c, s->conf.file, err, sizeof(err));
   if (rc) {
-    jrpcd_error("reload failed, still serving the previous plugins: %s", err);
+    reload_failed(status, n, err);
     return;
   }
   jrpcd_gen_t *g;
   c.workers = s->conf.workers; /* not reloaded; sizes the method counters */
   if (jrpcd_gen_load(&g, &c, s->gen_serial + 1, err, sizeof(err))) {
-    jrpcd_error("reload failed, still serving the previous plugins: %s", err);
+    reload_failed(status, n, err);
     jrpcd_config_free(&c);
     return;
   }
@@ -91,15 +122,26 @@ static void reload(jrpcd_server_t *s) {
    * and limits stay as started. */
   jrpcd_info("reloaded %s: %zu plugins, %u methods (generation %u)",
              s->conf.file, g->nplugins, g->reg.count, g->serial);
+  snprintf(status, n, "reloaded: serving %u methods from %zu plugins",
+           g->reg.count, g->nplugins);
   jrpcd_config_free(&c);
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
   jrpcd_server_t *s = h->data;
   if (signum == SIGHUP) {
-    reload(s);
+    /* systemd holds the unit in "reloading" from RELOADING=1 until the
+     * next READY=1, which comes whether the reload worked or not: jrpcd
+     * serves either way, and STATUS says which. */
+    notified(jrpcd_notify_reloading(), "RELOADING=1");
+    char status[512];
+    reload(s, status, sizeof(status));
+    notified(jrpcd_notify("READY=1\nSTATUS=%s", status), "READY=1");
     return;
   }
+  notified(jrpcd_notify("STOPPING=1\nSTATUS=stopping: finishing calls in "
+                        "flight"),
+           "STOPPING=1");
   jrpcd_info("%s: stopping (finishing calls in flight, up to %u ms)",
              strsignal(signum), s->conf.shutdown_timeout_ms);
   for (unsigned i = 0; i < s->nworkers; i++)
@@ -117,12 +159,26 @@ int jrpcd_server_run(jrpcd_server_t *s) {
     s->sig[i].data = s;
     uv_signal_start(&s->sig[i], on_signal, signums[i]);
   }
-  for (size_t i = 0; i < s->nlisteners; i++)
-    jrpcd_info("listening on %s (%s framing)", s->listeners[i].desc,
-               s->listeners[i].framing == JRPC_FRAMING_LENGTH ? "length"
-                                                              : "newline");
+  for (size_t i = 0; i < s->nlisteners; i++) {
+    const jrpcd_listener_t *l = &s->listeners[i];
+    const char *framing =
+        l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline";
+    if (l->passed)
+      jrpcd_info("listening on %s (%s framing) for [listen %s], passed by "
+                 "the service manager as fd %d",
+                 l->desc, framing, l->name, l->fd);
+    else
+      jrpcd_info("listening on %s (%s framing)", l->desc, framing);
+  }
   jrpcd_info("serving %u methods from %zu plugins with %u workers",
              s->gen->reg.count, s->gen->nplugins, s->nworkers);
+  /* Only now: the workers accept on every listener and SIGHUP reloads
+   * rather than kills, so systemd may start what depends on us and send
+   * ExecReload's signal. */
+  notified(jrpcd_notify("READY=1\nSTATUS=serving %u methods from %zu "
+                        "plugins with %u workers",
+                        s->gen->reg.count, s->gen->nplugins, s->nworkers),
+           "READY=1");
   uv_run(&s->loop, UV_RUN_DEFAULT);
   int abandoned = 0;
   for (unsigned i = 0; i < s->nworkers; i++) {

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <uv.h>
 
+#include "activation.h"
 #include "config.h"
 #include "listener.h"
 #include "plugins.h"
@@ -31,10 +32,15 @@ typedef struct jrpcd_server {
 } jrpcd_server_t;
 
 /* Takes over conf (freed by jrpcd_server_free). Loads plugins, opens
- * listeners and starts the workers. -1 with err. */
+ * listeners and starts the workers. A section with a socket in act (which
+ * may be NULL) serves that socket, which its listener takes over; the
+ * others are bound here. -1 with err. */
 int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
-                       const char *conf_text, char *err, size_t errlen);
-/* Runs until SIGTERM/SIGINT and a graceful stop; returns the exit code. */
+                       const char *conf_text, jrpcd_activation_t *act,
+                       char *err, size_t errlen);
+/* Runs until SIGTERM/SIGINT and a graceful stop; returns the exit code.
+ * Tells the service manager (sdnotify.h) when it serves, reloads and
+ * stops. */
 int jrpcd_server_run(jrpcd_server_t *s);
 void jrpcd_server_free(jrpcd_server_t *s);
 

@@ -4,7 +4,9 @@
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       libcmocka-dev libinih-dev socat valgrind
-      clang libclang-rt-14-dev) # clang + libFuzzer: tests/fuzz
+      clang libclang-rt-14-dev # clang + libFuzzer: tests/fuzz
+      man-db groff-base # man/check.sh renders the man pages
+      dpkg-dev) # dpkg-shlibdeps: the .deb's Depends (tests/pkg)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

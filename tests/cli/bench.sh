@@ -15,9 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
-HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
+cli_args "$@"
 BENCH=$(dirname "$HANDLERS")/bench/jrpc-bench
 ECHO=$(dirname "$HANDLERS")/bench/echo-server
 
@@ -94,22 +92,13 @@ stop_echo() {
 # start_fake NAME SCRIPT: a Unix socket at $T/NAME.sock whose every
 # connection is served by `bash SCRIPT`. Sets PID.
 start_fake() {
-  local name=$1 script=$2 i
-  socat "UNIX-LISTEN:$T/$name.sock,fork" "EXEC:bash $script" \
-    >"$T/$name-socat.out" 2>"$T/$name-socat.err" &
-  PID=$!
-  DAEMON_PIDS+=("$PID")
-  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
-    [[ -S "$T/$name.sock" ]] && return 0
-    sleep 0.05
-  done
-  die "$name: socat did not create $T/$name.sock"
+  start_bg "$1: socat" "-S $T/$1.sock" socat "UNIX-LISTEN:$T/$1.sock,fork" \
+    "EXEC:bash $2"
+  PID=$BG_PID
 }
 
 stop_fake() {
-  kill -TERM "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  forget_pid "$1"
+  stop_bg "$1"
 }
 
 # Every workload, ping-pong and 64 in flight, on one jrpcd listener.

@@ -10,11 +10,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+cli_args "$@"
 # Absolute paths: configs name them, and messages are matched against them.
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
-HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
-ROOT=$(realpath -e -- "$4") || die "repo root not found: $4"
 
 # The version from project() and the ABI from the public header: -V must
 # report what the build was made from.
@@ -182,6 +179,30 @@ path = nope.so
 EOF
 }
 
+# -v and -q at the command line; what they change in the log is tested by
+# activation.sh, which serves.
+test_verbosity_flags() {
+  run_jrpcd hv -h
+  if expect_in hv out "  -v " && expect_in hv out "  -q "; then
+    pass "-h documents -v and -q"
+  fi
+  run_jrpcd qv -q -v -t -c "$T/good.conf"
+  if expect_rc qv 2 &&
+    expect_in qv err "-q and -v contradict each other" &&
+    expect_in qv err "usage: jrpcd" &&
+    expect_empty qv out; then
+    pass "-q with -v: exit 2, usage on stderr"
+  fi
+  run_jrpcd vvv -vvv -t -c "$T/good.conf"
+  if expect_rc vvv 0 && expect_in vvv out "config $T/good.conf: 3 workers"; then
+    pass "-vvv -t: more -v than levels is fine"
+  fi
+  run_jrpcd q -q -t -c "$T/good.conf"
+  if expect_rc q 0 && expect_in q out "config $T/good.conf: 3 workers"; then
+    pass "-q -t: exit 0, the check still printed"
+  fi
+}
+
 test_missing_file() {
   run_jrpcd nofile -c "$T/does-not-exist.conf"
   if expect_rc nofile 1 &&
@@ -222,6 +243,7 @@ main() {
   test_help
   test_bad_usage
   test_good_config
+  test_verbosity_flags
   test_shipped_config
   test_bad_configs
   test_missing_file

@@ -14,6 +14,18 @@ T=""               # this test's private temporary directory
 declare -a DAEMON_PIDS=()  # daemons started in the background, for cleanup
 FAILURES=0
 
+# cli_args "$@": the four arguments every script here gets from ctest, as
+# absolute paths: JRPCD, HANDLERS, FX (fixture plugins) and ROOT (the
+# repository).
+# shellcheck disable=SC2034 # set for the sourcing script
+cli_args() {
+  (($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+  JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
+  HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
+  FX=$(realpath -e -- "$3") || die "fixture dir not found: $3"
+  ROOT=$(realpath -e -- "$4") || die "repo root not found: $4"
+}
+
 die() {
   printf 'FAIL: %s\n' "$*" >&2
   exit 1
@@ -174,11 +186,14 @@ unix_connects() {
   timeout 5 socat -u /dev/null "UNIX-CONNECT:$1" >/dev/null 2>&1
 }
 
-# start_daemon NAME CONF SOCKET: jrpcd -c CONF in the background, logs in
-# $T/NAME.{out,err}; returns once SOCKET accepts connections. Sets PID.
-start_daemon() {
-  local name=$1 conf=$2 sock=$3 i
-  "$JRPCD" -c "$conf" >"$T/$name.out" 2>"$T/$name.err" &
+# start_with NAME SOCKET CMD...: CMD in the background (a command line that
+# runs or execs jrpcd: its pid is then jrpcd's), logs in $T/NAME.{out,err};
+# returns once SOCKET accepts connections (a socket jrpcd binds itself: a
+# passed one accepts before jrpcd runs). Sets PID.
+start_with() {
+  local name=$1 sock=$2 i
+  shift 2
+  "$@" >"$T/$name.out" 2>"$T/$name.err" &
   PID=$!
   DAEMON_PIDS+=("$PID")
   for ((i = 0; i < START_LIMIT_S * 20; i++)); do
@@ -186,8 +201,8 @@ start_daemon() {
       local rc=0
       wait "$PID" || rc=$?
       forget_pid "$PID"
-      show "$conf" "$T/$name.err"
-      die "$name: jrpcd -c ${conf##*/} exited with status $rc instead of serving"
+      show "$T/$name.err"
+      die "$name: $* exited with status $rc instead of serving"
     fi
     if [[ -S "$sock" ]] && unix_connects "$sock"; then
       return 0
@@ -196,6 +211,36 @@ start_daemon() {
   done
   show "$T/$name.err"
   die "$name: jrpcd did not accept connections on $sock within ${START_LIMIT_S}s"
+}
+
+# start_daemon NAME CONF SOCKET: jrpcd -c CONF in the background (as
+# start_with). Sets PID.
+start_daemon() {
+  start_with "$1" "$3" "$JRPCD" -c "$2"
+}
+
+# start_bg WHAT TEST CMD...: a helper process in the background (cleaned up
+# with the daemons); returns once `test TEST...` holds, e.g. "-S path".
+# Sets BG_PID.
+start_bg() {
+  local what=$1 cond=$2 i
+  shift 2
+  "$@" &
+  BG_PID=$!
+  DAEMON_PIDS+=("$BG_PID")
+  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+    # shellcheck disable=SC2086 # TEST is an operator and its operand
+    test $cond && return 0
+    sleep 0.05
+  done
+  die "$what was not ready ($cond) within ${START_LIMIT_S}s"
+}
+
+# stop_bg PID: ends a start_bg helper.
+stop_bg() {
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  forget_pid "$1"
 }
 
 # stop_daemon NAME PID [SOCKET [SIGNAL]]: SIGNAL (default TERM), then the

@@ -10,9 +10,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
-HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
+cli_args "$@"
 
 readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
 readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'

@@ -14,12 +14,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+cli_args "$@"
 # Absolute paths: configs name them, and messages are matched against them.
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
-HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
-FX=$(realpath -e -- "$3") || die "fixture dir not found: $3"
-ROOT=$(realpath -e -- "$4") || die "repo root not found: $4"
 
 readonly NOT_FOUND='"error":{"code":-32601,"message":"Method not found"}'
 

@@ -21,11 +21,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+cli_args "$@"
 # Absolute paths: configs name them, and messages are matched against them.
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
-HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
-README=$(realpath -e -- "$4")/README.md || die "repo root not found: $4"
+README=$ROOT/README.md
 readonly PORT=7400 SKIP=77
 
 declare -a CMDS=() WANTS=()

@@ -14,10 +14,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+cli_args "$@"
 # Absolute paths: configs name them, and messages are matched against them.
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
-HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
 
 readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
 readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'

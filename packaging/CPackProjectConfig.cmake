@@ -1,0 +1,12 @@
+# Read by cpack for every generator (CPACK_PROJECT_CONFIG_FILE): a package
+# installs under CPACK_PACKAGING_INSTALL_PREFIX, and the daemon looks for
+# its handlers under the prefix the tree was configured with; both must be
+# the same.
+if(CPACK_GENERATOR STREQUAL "DEB" AND
+   NOT CPACK_JRPCD_BUILD_PREFIX STREQUAL CPACK_PACKAGING_INSTALL_PREFIX)
+  message(FATAL_ERROR
+    "jrpcd: this tree was configured with CMAKE_INSTALL_PREFIX="
+    "${CPACK_JRPCD_BUILD_PREFIX}, but the package installs to "
+    "${CPACK_PACKAGING_INSTALL_PREFIX}; configure a tree with "
+    "-DCMAKE_INSTALL_PREFIX=${CPACK_PACKAGING_INSTALL_PREFIX} to package it")
+endif()
