@@ -23,9 +23,10 @@
 //         one-request-per-connection limits; it is NOT part of the library.
 //
 // Behaviour of the library's UnixDomainSocketServer in 0.7.0, read from
-// upstream tag v0.7.0, src/jsonrpccpp/server/connectors/unixdomainsocketserver.cpp
-// (header: /usr/include/jsonrpccpp/server/connectors/unixdomainsocketserver.h),
-// and checked against the Debian binary with objdump and by experiment:
+// upstream tag v0.7.0,
+// src/jsonrpccpp/server/connectors/unixdomainsocketserver.cpp (header:
+// /usr/include/jsonrpccpp/server/connectors/unixdomainsocketserver.h), and
+// checked against the Debian binary with objdump and by experiment:
 //
 //  * Framing: the delimiter is '\n' (DELIMITER_CHAR defaults to char(0x0A),
 //    lines 26-28; `mov $0xa` in SendResponse in the .so). The per-connection
@@ -58,10 +59,11 @@
 //    that thread spins forever on read() (lines 176-180: the return value is
 //    never checked; seen here using ~75% of a core until the server exits);
 //    read() returning -1 would make std::string::append(buf, (size_t)-1)
-//    throw in a detached thread, terminating the process. StartListening refuses to start if the socket
-//    path already exists (line 42), and StopListening pthread_join()s the
-//    listener thread that LaunchLoop already detached (lines 94, 132), so we
-//    do not call it: on SIGTERM/SIGINT we unlink the socket and _exit(0).
+//    throw in a detached thread, terminating the process. StartListening
+//    refuses to start if the socket path already exists (line 42), and
+//    StopListening pthread_join()s the listener thread that LaunchLoop already
+//    detached (lines 94, 132), so we do not call it: on SIGTERM/SIGINT we
+//    unlink the socket and _exit(0).
 //  * Measured with socat, one connection per request, sequential:
 //    `for i in $(seq 100); do echo '{...}' | socat -t1 - UNIX-CONNECT:S; done`
 //    takes 2.5 s (~39 req/s) against this server, so the 25 ms sleep
@@ -103,20 +105,22 @@ namespace {
 // Methods, bound through the library's procedure API.
 
 class BenchServer : public AbstractServer<BenchServer> {
- public:
+public:
   explicit BenchServer(AbstractServerConnector &conn)
       : AbstractServer<BenchServer>(conn, jsonrpc::JSONRPC_SERVER_V2) {
     // JSON_REAL validates with Json::Value::isDouble(), which in jsoncpp
     // 1.9 is true for any number, so integers and reals are both accepted.
     const char *adds[] = {"add", "math.add"};
     for (const char *name : adds)
-      bindAndAddMethod(Procedure(name, jsonrpc::PARAMS_BY_POSITION, jsonrpc::JSON_REAL,
-                                 "a", jsonrpc::JSON_REAL, "b", jsonrpc::JSON_REAL, NULL),
+      bindAndAddMethod(Procedure(name, jsonrpc::PARAMS_BY_POSITION,
+                                 jsonrpc::JSON_REAL, "a", jsonrpc::JSON_REAL,
+                                 "b", jsonrpc::JSON_REAL, NULL),
                        &BenchServer::Add);
     // No declared parameters: the library then accepts any params value.
     const char *echos[] = {"echo", "echo.echo"};
     for (const char *name : echos)
-      bindAndAddMethod(Procedure(name, jsonrpc::PARAMS_BY_POSITION, jsonrpc::JSON_STRING, NULL),
+      bindAndAddMethod(Procedure(name, jsonrpc::PARAMS_BY_POSITION,
+                                 jsonrpc::JSON_STRING, NULL),
                        &BenchServer::Echo);
   }
 
@@ -141,28 +145,33 @@ class BenchServer : public AbstractServer<BenchServer> {
 // LineConnector: persistent newline-delimited connections (not the library's).
 
 class LineConnector : public AbstractServerConnector {
- public:
+public:
   explicit LineConnector(int listen_fd) : listen_fd_(listen_fd) {}
 
   bool StartListening() override {
     pthread_t t;
-    if (pthread_create(&t, NULL, &LineConnector::AcceptLoop, this) != 0) return false;
+    if (pthread_create(&t, NULL, &LineConnector::AcceptLoop, this) != 0)
+      return false;
     pthread_detach(t);
     return true;
   }
-  bool StopListening() override { return true; }
+  bool StopListening() override {
+    return true;
+  }
 
   // Called from OnRequest with the reply text; addInfo is the connection's
   // output buffer. Empty text means a notification: nothing to send.
   bool SendResponse(const std::string &response, void *addInfo) override {
-    if (response.empty()) return true;
+    if (response.empty())
+      return true;
     std::string *out = static_cast<std::string *>(addInfo);
     out->append(response);
-    if (out->back() != '\n') out->push_back('\n');
+    if (out->back() != '\n')
+      out->push_back('\n');
     return true;
   }
 
- private:
+private:
   struct Conn {
     LineConnector *self;
     int fd;
@@ -173,13 +182,18 @@ class LineConnector : public AbstractServerConnector {
     for (;;) {
       int fd = accept(self->listen_fd_, NULL, NULL);
       if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno == EMFILE || errno == ENFILE) { usleep(1000); continue; }
+        if (errno == EINTR || errno == ECONNABORTED)
+          continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          usleep(1000);
+          continue;
+        }
         perror("accept");
         return NULL;
       }
       int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // fails harmlessly on Unix sockets
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+                 sizeof one); // fails harmlessly on Unix sockets
       Conn *c = new Conn{self, fd};
       pthread_t t;
       if (pthread_create(&t, NULL, &LineConnector::Serve, c) != 0) {
@@ -195,7 +209,8 @@ class LineConnector : public AbstractServerConnector {
     while (n > 0) {
       ssize_t w = write(fd, p, n);
       if (w < 0) {
-        if (errno == EINTR) continue;
+        if (errno == EINTR)
+          continue;
         return false;
       }
       p += w;
@@ -213,19 +228,24 @@ class LineConnector : public AbstractServerConnector {
     char buf[65536];
     for (;;) {
       ssize_t n = read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
       in.append(buf, static_cast<size_t>(n));
       size_t start = 0, nl;
       while ((nl = in.find('\n', start)) != std::string::npos) {
         size_t end = nl;
-        if (end > start && in[end - 1] == '\r') end--;
-        if (end > start) self->OnRequest(in.substr(start, end - start), &out);
+        if (end > start && in[end - 1] == '\r')
+          end--;
+        if (end > start)
+          self->OnRequest(in.substr(start, end - start), &out);
         start = nl + 1;
       }
       in.erase(0, start);
       if (!out.empty()) {
-        if (!WriteAll(fd, out.data(), out.size())) break;
+        if (!WriteAll(fd, out.data(), out.size()))
+          break;
         out.clear();
       }
     }
@@ -239,10 +259,12 @@ class LineConnector : public AbstractServerConnector {
 // ---------------------------------------------------------------------------
 
 [[noreturn]] void Usage(const char *msg) {
-  if (msg) fprintf(stderr, "jsonrpccpp_server: %s\n", msg);
-  fprintf(stderr,
-          "usage: jsonrpccpp_server --unix PATH [--connector lib|lines]\n"
-          "       jsonrpccpp_server --tcp PORT [--host ADDR] --connector lines\n");
+  if (msg)
+    fprintf(stderr, "jsonrpccpp_server: %s\n", msg);
+  fprintf(
+      stderr,
+      "usage: jsonrpccpp_server --unix PATH [--connector lib|lines]\n"
+      "       jsonrpccpp_server --tcp PORT [--host ADDR] --connector lines\n");
   exit(2);
 }
 
@@ -250,9 +272,12 @@ class LineConnector : public AbstractServerConnector {
 // the path exists); refuse to touch anything that is not a socket.
 void RemoveStaleSocket(const std::string &path) {
   struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return;
+  if (lstat(path.c_str(), &st) != 0)
+    return;
   if (!S_ISSOCK(st.st_mode)) {
-    fprintf(stderr, "jsonrpccpp_server: refusing to remove %s: exists and is not a socket\n",
+    fprintf(stderr,
+            "jsonrpccpp_server: refusing to remove %s: exists and is not a "
+            "socket\n",
             path.c_str());
     exit(1);
   }
@@ -261,54 +286,84 @@ void RemoveStaleSocket(const std::string &path) {
 
 int ListenUnix(const std::string &path) {
   struct sockaddr_un sa;
-  if (path.size() >= sizeof sa.sun_path) Usage("socket path too long");
+  if (path.size() >= sizeof sa.sun_path)
+    Usage("socket path too long");
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) { perror("socket"); exit(1); }
+  if (fd < 0) {
+    perror("socket");
+    exit(1);
+  }
   memset(&sa, 0, sizeof sa);
   sa.sun_family = AF_UNIX;
   memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-  if (bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa) != 0) { perror("bind"); exit(1); }
-  if (listen(fd, 1024) != 0) { perror("listen"); exit(1); }
+  if (bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa) != 0) {
+    perror("bind");
+    exit(1);
+  }
+  if (listen(fd, 1024) != 0) {
+    perror("listen");
+    exit(1);
+  }
   return fd;
 }
 
 int ListenTcp(const std::string &host, int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) { perror("socket"); exit(1); }
+  if (fd < 0) {
+    perror("socket");
+    exit(1);
+  }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
   sa.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) Usage("bad --host (IPv4 address)");
-  if (bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa) != 0) { perror("bind"); exit(1); }
-  if (listen(fd, 1024) != 0) { perror("listen"); exit(1); }
+  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
+    Usage("bad --host (IPv4 address)");
+  if (bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa) != 0) {
+    perror("bind");
+    exit(1);
+  }
+  if (listen(fd, 1024) != 0) {
+    perror("listen");
+    exit(1);
+  }
   return fd;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   std::string unix_path, host = "127.0.0.1", connector = "lib";
   int port = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    if (a == "-h" || a == "--help") Usage(NULL);
-    if (i + 1 >= argc) Usage((a + " needs a value (or is unknown)").c_str());
+    if (a == "-h" || a == "--help")
+      Usage(NULL);
+    if (i + 1 >= argc)
+      Usage((a + " needs a value (or is unknown)").c_str());
     std::string v = argv[++i];
-    if (a == "--unix") unix_path = v;
+    if (a == "--unix")
+      unix_path = v;
     else if (a == "--tcp") {
       port = atoi(v.c_str());
-      if (port <= 0 || port > 65535) Usage("bad TCP port");
-    } else if (a == "--host") host = v;
-    else if (a == "--connector") connector = v;
-    else Usage(("unknown argument " + a).c_str());
+      if (port <= 0 || port > 65535)
+        Usage("bad TCP port");
+    } else if (a == "--host")
+      host = v;
+    else if (a == "--connector")
+      connector = v;
+    else
+      Usage(("unknown argument " + a).c_str());
   }
-  if (unix_path.empty() == (port == 0)) Usage("give exactly one of --unix or --tcp");
-  if (connector != "lib" && connector != "lines") Usage("--connector must be lib or lines");
+  if (unix_path.empty() == (port == 0))
+    Usage("give exactly one of --unix or --tcp");
+  if (connector != "lib" && connector != "lines")
+    Usage("--connector must be lib or lines");
   if (connector == "lib" && port != 0)
-    Usage("libjson-rpc-cpp 0.7.0 (Debian) has no TCP server connector; use --connector lines");
+    Usage("libjson-rpc-cpp 0.7.0 (Debian) has no TCP server connector; use "
+          "--connector lines");
 
   // Writes to a client that went away must not kill the process; the
   // termination signals are taken synchronously by sigwait() below, so block
@@ -320,7 +375,8 @@ int main(int argc, char **argv) {
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
-  if (!unix_path.empty()) RemoveStaleSocket(unix_path);
+  if (!unix_path.empty())
+    RemoveStaleSocket(unix_path);
 
   AbstractServerConnector *conn;
   if (connector == "lib") {
@@ -332,7 +388,8 @@ int main(int argc, char **argv) {
   BenchServer *server = new BenchServer(*conn);
   if (!server->StartListening()) {
     fprintf(stderr, "jsonrpccpp_server: StartListening failed\n");
-    if (!unix_path.empty()) unlink(unix_path.c_str());
+    if (!unix_path.empty())
+      unlink(unix_path.c_str());
     return 1;
   }
   fprintf(stderr, "listening\n");
@@ -340,6 +397,7 @@ int main(int argc, char **argv) {
   int sig = 0;
   while (sigwait(&stop, &sig) != 0) {
   }
-  if (!unix_path.empty()) unlink(unix_path.c_str());
+  if (!unix_path.empty())
+    unlink(unix_path.c_str());
   _exit(0);
 }

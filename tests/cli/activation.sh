@@ -32,8 +32,6 @@ ACTIVATE=$TOOLS/sd_activate
 NOTIFY_RECV=$TOOLS/sd_notify_recv
 FX_ENV=$TOOLS/fx_env.so
 
-readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
-readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'
 readonly STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z jrpcd\['
 
 # run_with NAME CMD...: the command in the foreground, bounded, like

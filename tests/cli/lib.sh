@@ -10,6 +10,12 @@
 START_LIMIT_S=${START_LIMIT_S:-15}
 STOP_LIMIT_S=${STOP_LIMIT_S:-15}
 
+# A call of the math plugin and its reply, as most checks here use them.
+# shellcheck disable=SC2034 # used by the sourcing scripts
+readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
+# shellcheck disable=SC2034
+readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'
+
 T=""               # this test's private temporary directory
 declare -a DAEMON_PIDS=()  # daemons started in the background, for cleanup
 FAILURES=0

@@ -12,8 +12,6 @@ source "$here/lib.sh"
 
 cli_args "$@"
 
-readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
-readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'
 
 main() {
   need_file "$JRPCD" jrpcd

@@ -15,10 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
 
 cli_args "$@"
-# Absolute paths: configs name them, and messages are matched against them.
 
-readonly ADD='{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
-readonly THREE='{"jsonrpc":"2.0","result":3,"id":1}'
 
 main() {
   need_file "$JRPCD" jrpcd
