@@ -5,7 +5,7 @@
  * and the daemon's allocation count after 1,000,000 requests must equal
  * its count after the first 10,000. Every reply is checked byte for byte.
  *
- * Run on each parser backend. E2E_ALLOC_REQUESTS overrides the 1,000,000.
+ * Run on each parser backend (jsmn, native, simdjson, auto). E2E_ALLOC_REQUESTS overrides the 1,000,000.
  * Skipped in sanitizer builds, whose runtime owns malloc.
  *
  * It found one: simdjson sized its document to each new longest frame, so
@@ -177,6 +177,10 @@ static void test_jsmn(void **state) {
   run(state, "jsmn");
 }
 
+static void test_native(void **state) {
+  run(state, "native");
+}
+
 static void test_simdjson(void **state) {
 #ifdef E2E_NO_SIMDJSON
   (void)state;
@@ -194,6 +198,7 @@ static void test_auto(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_jsmn, e2e_setup, e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_native, e2e_setup, e2e_teardown),
       cmocka_unit_test_setup_teardown(test_simdjson, e2e_setup, e2e_teardown),
       cmocka_unit_test_setup_teardown(test_auto, e2e_setup, e2e_teardown),
   };
