@@ -5,8 +5,9 @@
  * and the daemon's allocation count after 1,000,000 requests must equal
  * its count after the first 10,000. Every reply is checked byte for byte.
  *
- * Run on each parser backend (jsmn, native, simdjson, auto). E2E_ALLOC_REQUESTS overrides the 1,000,000.
- * Skipped in sanitizer builds, whose runtime owns malloc.
+ * Run on each parser backend (jsmn, native, simdjson, auto). E2E_ALLOC_REQUESTS
+ * overrides the 1,000,000. Skipped in sanitizer builds, whose runtime owns
+ * malloc.
  *
  * It found one: simdjson sized its document to each new longest frame, so
  * ids gaining digits reallocated it again and again (lib/parser_simdjson's
