@@ -314,7 +314,7 @@ static void conn_start(jrpcd_conn_t *c) {
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
-  c->st.max_calls = w->srv->conf.max_pending_calls;
+  c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   c->st.frame_budget = w->srv->conf.early_reply_frames;
   peer_of(c);
   if (!l->is_unix)
