@@ -184,6 +184,35 @@ static void test_idle_timeout(void **state) {
   e2e_stop(d);
 }
 
+/* The timeout is also a lower bound: a quiet connection lives until
+ * idle_timeout_ms have passed since its last request. The daemon's clock
+ * for it starts when it reads that request, after the client sent it, so
+ * the close can come no sooner than the timeout after the send (a few ms
+ * of slack for the loop's millisecond clock). */
+static void test_idle_timeout_not_early(void **state) {
+  e2e_daemon_t *d = *state;
+  enum { IDLE_MS = 1200, SLACK_MS = 20 };
+  e2e_opts_t o = {.server = "idle_timeout_ms = 1200\n"};
+  e2e_start(d, &o);
+  e2e_conn_t *c[2] = {e2e_connect(d, E2E_UNIX_NL), e2e_connect(d, E2E_TCP_LEN)};
+  uint64_t sent[2];
+  for (int i = 0; i < 2; i++) {
+    sent[i] = e2e_now_ms();
+    roundtrip(c[i], i + 1);
+  }
+  for (int i = 0; i < 2; i++) {
+    e2e_expect_eof(c[i], E2E_REPLY_MS, 0);
+    uint64_t lived = e2e_now_ms() - sent[i];
+    if (lived + SLACK_MS < IDLE_MS)
+      fail_msg("a connection quiet since its last request was closed after "
+               "%llu ms; idle_timeout_ms is %d",
+               (unsigned long long)lived, IDLE_MS);
+    e2e_close(c[i]);
+  }
+  e2e_wait_log(d, "idle for 1200 ms; closing it", 2, E2E_REPLY_MS);
+  e2e_stop(d);
+}
+
 /* ---- 11. SIGTERM: everything received is answered ---- */
 
 /* A reply as one of want[] (each expected once): returns its index. */
@@ -561,6 +590,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_connections, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_idle_timeout, e2e_setup,
+                                      e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_idle_timeout_not_early, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_sigterm_drains, e2e_setup,
                                       e2e_teardown),
