@@ -8,8 +8,9 @@
  *  n_*.json  invalid JSON: the backend must reject it; as a request it must
  *            get exactly {"jsonrpc":"2.0","error":{"code":-32700,
  *            "message":"Parse error"},"id":null}.
- *  i_*.json  implementation-defined: reported in a table (printed; written
- *            into tests/README.md when JRPC_UPDATE_README=1 is set).
+ *  i_*.json  implementation-defined: the verdicts must be those of the
+ *            table in tests/README.md (rewritten there instead when
+ *            JRPC_UPDATE_README=1 is set).
  *
  * The data is read from JRPC_TESTDATA_DIR at run time. Without it the
  * program exits 77, which ctest reports as skipped (SKIP_RETURN_CODE), or
@@ -347,8 +348,9 @@ static size_t table(char *buf, size_t cap) {
   return n < cap ? n : cap - 1;
 }
 
-/* Replaces the text between the table markers of tests/README.md. */
-static void update_readme(const char *tab) {
+/* tests/README.md as a string, with *b and *e at the table's markers
+ * (*b just past the first). Asserts. */
+static char *readme_table(char **b, char **e) {
   char *doc;
   size_t n;
   if (read_file(README_PATH, &doc, &n) != 0)
@@ -358,13 +360,75 @@ static void update_readme(const char *tab) {
   memcpy(text, doc, n);
   text[n] = '\0';
   free(doc);
-  char *b = strstr(text, TABLE_BEGIN), *e = strstr(text, TABLE_END);
-  if (!b || !e || e < b) {
+  *b = strstr(text, TABLE_BEGIN);
+  *e = strstr(text, TABLE_END);
+  if (!*b || !*e || *e < *b) {
     free(text);
     fail_msg("%s lacks the markers %s ... %s", README_PATH, TABLE_BEGIN,
              TABLE_END);
   }
-  b += strlen(TABLE_BEGIN);
+  *b += strlen(TABLE_BEGIN);
+  return text;
+}
+
+/* The rows of a table (lines that start with "| `"), header left out: it
+ * names the backend, and the rows hold for every backend. */
+static size_t table_rows(const char *t, const char *end, char *out,
+                         size_t cap) {
+  size_t n = 0;
+  while (t < end && *t) {
+    const char *nl = memchr(t, '\n', (size_t)(end - t));
+    size_t len = nl ? (size_t)(nl - t) : (size_t)(end - t);
+    if (len > 3 && memcmp(t, "| `", 3) == 0 && n + len + 1 < cap) {
+      memcpy(out + n, t, len);
+      out[n + len] = '\n';
+      n += len + 1;
+    }
+    t += len + (nl ? 1 : 0);
+  }
+  out[n] = '\0';
+  return n;
+}
+
+/* Prints the lines of a that b lacks. */
+static void missing_lines(const char *label, const char *a, const char *b) {
+  for (const char *l = a; *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t len = (size_t)(nl - l);
+    int found = 0;
+    for (const char *m = b; *m && !found;) {
+      const char *ml = strchr(m, '\n');
+      found = (size_t)(ml - m) == len && memcmp(m, l, len) == 0;
+      m = ml + 1;
+    }
+    if (!found)
+      print_error("%s: %.*s\n", label, (int)len, l);
+    l = nl + 1;
+  }
+}
+
+/* The i_ verdicts are those tests/README.md documents. */
+static void check_readme(const char *tab) {
+  char *b, *e;
+  char *text = readme_table(&b, &e);
+  static char want[1 << 16], got[1 << 16];
+  table_rows(b, e, want, sizeof want);
+  table_rows(tab, tab + strlen(tab), got, sizeof got);
+  free(text);
+  if (strcmp(want, got) != 0) {
+    missing_lines("README.md only", want, got);
+    missing_lines("this run only", got, want);
+    fail_msg("the i_ verdicts differ from the table in %s (run with "
+             "JRPC_UPDATE_README=1 to rewrite it, if the change is meant)",
+             README_PATH);
+  }
+  assert_true(got[0] != '\0');
+}
+
+/* Replaces the text between the table markers of tests/README.md. */
+static void update_readme(const char *tab) {
+  char *b, *e;
+  char *text = readme_table(&b, &e);
   FILE *fp = fopen(README_PATH, "wb");
   assert_non_null(fp);
   fwrite(text, 1, (size_t)(b - text), fp);
@@ -392,6 +456,8 @@ static void test_suite_i_table(void **state) {
   const char *upd = getenv("JRPC_UPDATE_README");
   if (upd && strcmp(upd, "1") == 0)
     update_readme(tab);
+  else
+    check_readme(tab);
 }
 
 /* Exit status 77: ctest's skip (SKIP_RETURN_CODE in tests/CMakeLists.txt). */
