@@ -169,7 +169,7 @@ static int parse_padded(jrpc__parser_t *p, jrpc__arena_t *a, const char *data,
 
 static void test_suite_parser(void **state) {
   (void)state;
-  jrpc__parser_t *p = jrpc__parser_new(tu_parser_name());
+  jrpc__parser_t *p = tu_parser_new();
   assert_non_null(p);
   jrpc__arena_t a;
   jrpc__arena_init(&a, 4096, 1u << 24);
@@ -480,6 +480,7 @@ int main(void) {
       cmocka_unit_test(test_suite_pipeline),
       cmocka_unit_test(test_suite_consistent),
       cmocka_unit_test(test_suite_i_table),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
