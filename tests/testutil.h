@@ -155,6 +155,11 @@ const char *tu_parser_name(void);
  * which backend parsed each frame. NULL if unavailable. */
 #define TU_AUTO_THRESHOLD 100
 jrpc__parser_t *tu_parser_new(void);
+/* A prerequisite the machine lacks (tu_skip.c): prints `what` and returns
+ * the exit status for main: TU_EXIT_SKIP (ctest: skipped), or 1 when
+ * CI=true. */
+#define TU_EXIT_SKIP 77
+int tu_missing(const char *what);
 /* cmocka test, last in a backend-neutral test's list: with "auto", both
  * backends parsed frames in this process (skipped on other backends). */
 void tu_test_auto_switched(void **state);
