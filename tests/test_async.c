@@ -391,9 +391,7 @@ static int teardown(void **state) {
  * without post and queue_work) and one stream with `framing`. */
 static void start(fx_t *f, const jrpc__limits_t *lim, int host,
                   jrpc__framing_t framing) {
-  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, lim,
-                                     jrpc__parser_new(tu_parser_name())),
-                   0);
+  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, lim, tu_parser_new()), 0);
   f->e_live = 1;
   f->ops.post = host_post;
   f->ops.queue_work = host_queue_work;
@@ -1527,6 +1525,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_calls_batch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alloc_after_return, setup, teardown),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
