@@ -297,7 +297,10 @@ stop_daemon() {
 # A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
 free_port() {
   local p
-  for p in $(shuf -i 20000-60000 -n 50); do
+  # Below the kernel's ephemeral range (32768 and up by default): the
+  # client sockets of tests running beside this one take ports there, and
+  # a port a client holds cannot be bound even when nothing listens on it.
+  for p in $(shuf -i 20000-32000 -n 50); do
     if ! timeout 1 socat -u /dev/null "TCP4:127.0.0.1:$p" 2>/dev/null &&
       ! timeout 1 socat -u /dev/null "TCP6:[::1]:$p" 2>/dev/null; then
       echo "$p"
