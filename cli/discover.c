@@ -147,7 +147,7 @@ void jc_describe_method(const json_t *m, FILE *f) {
           *structure ? ")" : "", json_array_size(params) ? "" : " none");
   json_array_foreach(params, i, p) {
     type_text(json_object_get(p, "schema"), type, sizeof type);
-    fprintf(f, "  %-12s %-10s %s", str(p, "name"), type,
+    fprintf(f, "  %-12s %-14s %s", str(p, "name"), type,
             json_is_true(json_object_get(p, "required")) ? "required"
                                                          : "optional");
     const char *about =

@@ -90,7 +90,6 @@ int jc_interactive(const jc_opts *o) {
   fprintf(stderr, "jrpc: %s, %s; METHOD ARG... per line, Ctrl-D ends\n",
           jc_endpoint_desc(&o->ep),
           doc ? "Tab completes methods" : "no rpc.discover: no completion");
-  int rc = JC_EXIT_OK;
   char *line;
   while ((line = readline("jrpc> "))) {
     char **w, err[512];
@@ -104,7 +103,7 @@ int jc_interactive(const jc_opts *o) {
       jc_free_words(w);
       break;
     } else if (n > 0) {
-      rc = jc_command(o, doc, n, w);
+      jc_command(o, doc, n, w); /* it said what went wrong, if anything */
     }
     jc_free_words(w);
     fflush(stdout);
@@ -115,5 +114,5 @@ int jc_interactive(const jc_opts *o) {
   }
   completion_doc = NULL;
   json_decref(doc);
-  return rc;
+  return JC_EXIT_OK; /* the session ended as asked */
 }
