@@ -214,6 +214,8 @@ void jc_send_done(jc_conn *c) {
 /* The length of a complete frame at the start of buf (prefix or newline
  * included) in *total and of its payload in *n; 0 if incomplete. */
 static int complete_frame(jc_conn *c, size_t *skip, size_t *n, size_t *total) {
+  if (c->len == 0)
+    return 0;
   if (c->ep->framing == JC_LENGTH) {
     if (c->len < 4)
       return 0;
