@@ -7,7 +7,8 @@ below in MODE "discover" and -32601 in every other mode. Other methods:
 
   discover, plain  the result is {"method": ..., "params": ...} as received,
                    so a test sees what jrpc sent; batches get one such
-                   response per request with an id
+                   response per request with an id, in reverse order (as
+                   JSON-RPC allows: the client must pair them by id)
   garbage          a line that is not JSON
   truncated        half a response, then the connection closes
   wrongid          a well-formed response with id 999
@@ -108,6 +109,7 @@ def serve(conn, mode):
                     return
                 elif isinstance(req, list):
                     replies = [r for r in (response(x, mode) for x in req) if r]
+                    replies.reverse()
                     if mode == "dropone":
                         replies = replies[:-1]
                     if replies:

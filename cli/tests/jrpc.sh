@@ -285,6 +285,11 @@ examples:
   expect no_check 0 '{"method":"math.add","params":[1,"x"]}'
   run undescribed --compact other.method 1 x
   expect undescribed 0 '{"method":"other.method","params":[1,"x"]}'
+  # The fake server answers a batch in reverse order.
+  printf 'greet name=ann\n-n ping\nmath.add 1 2\n' >"$T/batch_order.txt"
+  run batch_order --compact --batch "$T/batch_order.txt"
+  expect batch_order 0 '{"method":"greet","params":{"name":"ann"}}
+{"method":"math.add","params":[1,2]}'
   printf 'greet name=ann\nmath.add 1 two\n' >"$T/batch_check.txt"
   run batch_check --batch "$T/batch_check.txt"
   expect batch_check 2 "" 'batch_check.txt:2: param b: expects number, got "two"'
@@ -312,7 +317,7 @@ test_malformed() {
   expect noreply 2 "" "the server closed the connection without replying"
   printf 'math.add 1 2\nmath.add 3 4\n' >"$T/drop.txt"
   run batch_dropped -u "$T/dropone.sock" --compact --batch "$T/drop.txt"
-  expect batch_dropped 2 '{"method":"math.add","params":[1,2]}' "drop.txt:2: no reply to request 2 (math.add)"
+  expect batch_dropped 2 '{"method":"math.add","params":[3,4]}' "drop.txt:1: no reply to request 1 (math.add)"
   printf '%s\n' '{"jsonrpc":"2.0","method":"a","id":1}' '{"jsonrpc":"2.0","method":"b","id":2}' >"$T/drop2.txt"
   RC=0
   timeout 30 "$JRPC" -u "$T/dropone.sock" --stdin <"$T/drop2.txt" >"$T/stdin_dropped.out" 2>"$T/stdin_dropped.err" || RC=$?
