@@ -1,7 +1,5 @@
-/* batch.c - many requests on one connection: --batch (lines of "METHOD
- * ARG..." sent as one JSON-RPC batch, replies printed in request order)
- * and --stdin (JSON requests passed through line by line, like socat,
- * with every reply paired to its request's id). */
+/* batch.c - --batch: lines of "METHOD ARG..." sent as one JSON-RPC batch
+ * on one connection, the replies printed in request order. */
 #include "args.h"
 #include "call.h"
 #include "discover.h"
@@ -180,91 +178,5 @@ int jc_batch(const jc_opts *o, const char *file) {
   json_decref(lines);
   json_decref(reply);
   free(raw);
-  return rc;
-}
-
-/* The ids a request line expects replies for, appended to EXPECT (null
- * for a line that is not a valid request: the server answers it with id
- * null). */
-static void expect_ids(const char *line, json_t *expect) {
-  json_t *msg = json_loads(line, JSON_DECODE_ANY, NULL), *item;
-  size_t i;
-  if (json_is_object(msg)) {
-    json_t *id = json_object_get(msg, "id");
-    if (id)
-      json_array_append(expect, id);
-  } else if (json_is_array(msg) && json_array_size(msg) > 0) {
-    json_array_foreach(msg, i, item) {
-      json_t *id = json_object_get(item, "id");
-      if (!json_is_object(item))
-        json_array_append_new(expect, json_null());
-      else if (id)
-        json_array_append(expect, id);
-    }
-  } else {
-    json_array_append_new(expect, json_null());
-  }
-  json_decref(msg);
-}
-
-/* Crosses RESP's id off EXPECT; -1 when no request had it. */
-static int pair(const json_t *resp, json_t *expect, int *errors) {
-  if (jc_check_response(resp, NULL))
-    return -1;
-  if (json_object_get(resp, "error"))
-    (*errors)++;
-  const json_t *id = json_object_get(resp, "id"), *e;
-  size_t i;
-  json_array_foreach(expect, i, e) {
-    if (json_equal(e, id)) {
-      json_array_remove(expect, i);
-      return 0;
-    }
-  }
-  char *s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-  jc_warn("a reply with id %s, which no request had (or had already)",
-          s ? s : "?");
-  free(s);
-  return -1;
-}
-
-int jc_passthrough(const jc_opts *o) {
-  jc_conn c;
-  json_t *expect = json_array(), *e, *resp;
-  char *buf = NULL, *line, *raw;
-  size_t cap = 0, i;
-  int errors = 0, bad = 0;
-  int st = jc_connect(&c, &o->ep);
-  while (st == JC_OK && (line = next_line(stdin, &buf, &cap))) {
-    if (strspn(line, " \t") == strlen(line))
-      continue;
-    expect_ids(line, expect);
-    st = jc_send(&c, line, strlen(line));
-  }
-  free(buf);
-  if (st == JC_OK)
-    jc_send_done(&c);
-  while (st == JC_OK && (st = jc_recv_json(&c, &resp, &raw)) == JC_OK) {
-    printf("%s\n", raw);
-    fflush(stdout);
-    if (json_is_array(resp)) {
-      json_array_foreach(resp, i, e) bad |= pair(e, expect, &errors) < 0;
-    } else {
-      bad |= pair(resp, expect, &errors) < 0;
-    }
-    json_decref(resp);
-    free(raw);
-  }
-  json_array_foreach(expect, i, e) {
-    char *s = json_dumps(e, JSON_ENCODE_ANY | JSON_COMPACT);
-    jc_warn("no reply for id %s", s ? s : "?");
-    free(s);
-  }
-  int rc = st != JC_EOF                     ? jc_exit_for(st)
-           : bad || json_array_size(expect) ? JC_EXIT_USAGE
-           : errors                         ? JC_EXIT_RPC
-                                            : JC_EXIT_OK;
-  json_decref(expect);
-  jc_close(&c);
   return rc;
 }

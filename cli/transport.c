@@ -150,19 +150,27 @@ static int connect_tcp(jc_conn *c) {
   return st;
 }
 
+void jc_rearm(jc_conn *c) {
+  clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+  c->deadline.tv_sec += c->ep->timeout_ms / 1000;
+  c->deadline.tv_nsec += (long)(c->ep->timeout_ms % 1000) * 1000000;
+  if (c->deadline.tv_nsec >= 1000000000) {
+    c->deadline.tv_sec++;
+    c->deadline.tv_nsec -= 1000000000;
+  }
+}
+
+int jc_remaining_ms(const jc_conn *c) {
+  return remaining_ms(c);
+}
+
 int jc_connect(jc_conn *c, const jc_endpoint *ep) {
   memset(c, 0, sizeof *c);
   c->fd = -1;
   c->ep = ep;
   /* A server that closes while we write must give an error, not kill us. */
   signal(SIGPIPE, SIG_IGN);
-  clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-  c->deadline.tv_sec += ep->timeout_ms / 1000;
-  c->deadline.tv_nsec += (long)(ep->timeout_ms % 1000) * 1000000;
-  if (c->deadline.tv_nsec >= 1000000000) {
-    c->deadline.tv_sec++;
-    c->deadline.tv_nsec -= 1000000000;
-  }
+  jc_rearm(c);
   return ep->unix_path ? connect_unix(c) : connect_tcp(c);
 }
 
@@ -251,12 +259,23 @@ static int complete_frame(jc_conn *c, size_t *skip, size_t *n, size_t *total) {
   return 1;
 }
 
-int jc_recv(jc_conn *c, const char **frame, size_t *n) {
+/* Drops the frame the last jc_recv handed out. */
+static void compact(jc_conn *c) {
   if (c->consumed) {
     memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
     c->len -= c->consumed;
     c->consumed = 0;
   }
+}
+
+bool jc_buffered_frame(jc_conn *c) {
+  size_t skip, n, total;
+  compact(c);
+  return complete_frame(c, &skip, &n, &total) != 0;
+}
+
+int jc_recv(jc_conn *c, const char **frame, size_t *n) {
+  compact(c);
   for (;;) {
     size_t skip, total;
     int have = complete_frame(c, &skip, n, &total);

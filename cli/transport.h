@@ -3,6 +3,7 @@
 #ifndef JRPC_CLI_TRANSPORT_H
 #define JRPC_CLI_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -42,6 +43,12 @@ void jc_send_done(jc_conn *c);
 /* The next frame; *frame stays valid until the next jc_recv or jc_close. */
 int jc_recv(jc_conn *c, const char **frame, size_t *n);
 void jc_close(jc_conn *c);
+/* The deadline again at timeout_ms from now, and what is left of it. */
+void jc_rearm(jc_conn *c);
+int jc_remaining_ms(const jc_conn *c);
+/* Whether a whole frame (or a framing error) waits in the buffer, so
+ * that jc_recv returns without reading. */
+bool jc_buffered_frame(jc_conn *c);
 /* The exit status for a JC_ERR or JC_TIMEOUT result. */
 int jc_exit_for(int status);
 

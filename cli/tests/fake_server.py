@@ -22,6 +22,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 DOC = {
     "openrpc": "1.2.6",
@@ -86,6 +87,8 @@ def serve(conn, mode):
         while True:
             data = conn.recv(65536)
             if not data:
+                if mode == "silent":
+                    time.sleep(120)  # not even a close: the client must give up
                 if last_reply is not None and mode != "dropone":
                     send(conn, last_reply)
                 return

@@ -251,8 +251,37 @@ test_notify_batch_stdin() {
   timeout 30 "$JRPC" --stdin <"$T/stdin_ok.txt" >"$T/stdin_ok.out" 2>"$T/stdin_ok.err" || RC=$?
   expect stdin_ok 0 '{"jsonrpc":"2.0","result":3,"id":1}'
 
+  test_stdin_streams
+
   run list_jrpcd -l
   expect list_jrpcd 1 "" "has no rpc.discover (error -32601: Method not found)"
+}
+
+# --stdin sends each line as it comes and prints each reply as it arrives:
+# the first reply is read before the second request is written.
+test_stdin_streams() {
+  local line="" rc=0
+  coproc STREAM { timeout 30 "$JRPC" --stdin 2>"$T/stream.err"; }
+  local pid=$STREAM_PID
+  printf '%s\n' "$ADD" >&"${STREAM[1]}"
+  read -t 10 -r line <&"${STREAM[0]}" || true
+  if [[ $line == "$THREE" ]]; then
+    pass "stdin: the first reply arrives while stdin is still open"
+  else
+    fail "stdin: no reply to the first line before the second (got: '$line')"
+  fi
+  printf '%s\n' '{"jsonrpc":"2.0","method":"math.add","params":[2,2],"id":2}' >&"${STREAM[1]}"
+  exec {STREAM[1]}>&-
+  line=""
+  read -t 10 -r line <&"${STREAM[0]}" || true
+  wait "$pid" || rc=$?
+  if [[ $line == '{"jsonrpc":"2.0","result":4,"id":2}' ]] && ((rc == 0)); then
+    pass "stdin: the second reply, then exit 0 at the end of stdin"
+  else
+    fail "stdin: second reply '$line', exit status $rc"
+    show "$T/stream.err"
+  fi
+  check_sanitizer "$T/stream.err" "stdin: jrpc" || true
 }
 
 start_fake() {
@@ -343,6 +372,10 @@ test_malformed() {
   RC=0
   timeout 30 "$JRPC" -u "$T/dropone.sock" --stdin <"$T/drop2.txt" >"$T/stdin_dropped.out" 2>"$T/stdin_dropped.err" || RC=$?
   expect stdin_dropped 2 '{"jsonrpc":"2.0","result":{"method":"a"},"id":1}' "no reply for id 2"
+  RC=0
+  timeout 30 "$JRPC" -u "$T/silent.sock" --timeout 500 --stdin <"$T/drop2.txt" >"$T/stdin_silent.out" 2>"$T/stdin_silent.err" || RC=$?
+  expect stdin_silent 3 "" "timed out after 500 ms waiting for replies"
+  expect_in stdin_silent err "no reply for id 2" || true
   for mode in "${pids[@]}"; do
     stop_bg "$mode"
   done
