@@ -13,7 +13,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../../tests/cli/lib.sh
+# shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
 source "$here/../../tests/cli/lib.sh"
 
 (($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT BUILD_DIR"
@@ -271,7 +271,8 @@ test_stdin_streams() {
     fail "stdin: no reply to the first line before the second (got: '$line')"
   fi
   printf '%s\n' '{"jsonrpc":"2.0","method":"math.add","params":[2,2],"id":2}' >&"${STREAM[1]}"
-  exec {STREAM[1]}>&-
+  local wfd=${STREAM[1]}
+  exec {wfd}>&- # stdin's end
   line=""
   read -t 10 -r line <&"${STREAM[0]}" || true
   wait "$pid" || rc=$?
@@ -409,7 +410,7 @@ test_interactive() {
     show "$T/history"
   fi
   if printf '%s\n' 'expect jrpc> ' 'send ping\r' 'expect \x1b[32m"ping"' 'send quit\r' |
-    JRPC_HISTORY= timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$sock" >"$T/pty2.out" 2>"$T/pty2.err"; then
+    JRPC_HISTORY='' timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$sock" >"$T/pty2.out" 2>"$T/pty2.err"; then
     pass "prompt: colour on a terminal"
   else
     fail "prompt: no colour on a terminal without NO_COLOR"
@@ -418,7 +419,7 @@ test_interactive() {
   # A server without rpc.discover: the prompt works, Tab completes nothing.
   if printf '%s\n' 'expect no rpc.discover: no completion' 'expect jrpc> ' 'send math.a\t\r' \
     'expect error -32601: Method not found' 'send quit\r' |
-    NO_COLOR=1 JRPC_HISTORY= timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$T/jrpcd.sock" >"$T/pty3.out" 2>"$T/pty3.err"; then
+    NO_COLOR=1 JRPC_HISTORY='' timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$T/jrpcd.sock" >"$T/pty3.out" 2>"$T/pty3.err"; then
     pass "prompt: without rpc.discover, no completion"
   else
     fail "prompt: against jrpcd without rpc.discover"
@@ -431,6 +432,7 @@ test_interactive() {
 test_bash_completion() {
   start_fake discover
   local got
+  # shellcheck disable=SC2016 # the inner script expands its own $1
   got=$(PATH="$T/root/bin:$PATH" JRPC_SOCKET=$T/discover.sock timeout 30 bash -c '
     source "$1"
     COMP_WORDS=(jrpc ma); COMP_CWORD=1; _jrpc; echo "${COMPREPLY[*]}"

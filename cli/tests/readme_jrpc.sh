@@ -16,7 +16,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../../tests/cli/lib.sh
+# shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
 source "$here/../../tests/cli/lib.sh"
 
 (($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR BUILD_DIR REPO_ROOT"
