@@ -1012,7 +1012,7 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.parser_auto_threshold, d.parser_auto_threshold);
   jrpcd_config_free(&d);
 
-  assert_int_equal(c.nlistens, 2);
+  assert_int_equal(c.nlistens, 3);
   assert_string_equal(c.listens[0].name, "local");
   assert_int_equal(c.listens[0].kind, JRPCD_LISTEN_UNIX);
   assert_string_equal(c.listens[0].path, "/run/jrpcd/jrpcd.sock");
@@ -1024,7 +1024,12 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.listens[1].kind, JRPCD_LISTEN_TCP);
   assert_string_equal(c.listens[1].host, "127.0.0.1");
   assert_int_equal(c.listens[1].port, 7400);
-  assert_int_equal(c.listens[1].framing, JRPC_FRAMING_LENGTH);
+  /* 7400 speaks newline framing, as in the built-in config and the README;
+   * the length-framed listener has 7401. */
+  assert_int_equal(c.listens[1].framing, JRPC_FRAMING_NEWLINE);
+  assert_string_equal(c.listens[2].name, "tcp-length");
+  assert_int_equal(c.listens[2].port, 7401);
+  assert_int_equal(c.listens[2].framing, JRPC_FRAMING_LENGTH);
 
   assert_int_equal(c.nplugins, 3);
   const char *names[] = {"math", "echo", "sleep"};
