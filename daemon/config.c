@@ -148,18 +148,6 @@ static int seen_line(const parse_t *p, const jrpcd_key_t *k) {
   return p->seen[k - jrpcd_keys];
 }
 
-/* Reads value into k's field; the message names `line`, the key and why. */
-static int apply(parse_t *p, const jrpcd_key_t *k, const char *value,
-                 void *base, int line) {
-  char why[512];
-  int rc = jrpcd_key_parse(k, value, base, why, sizeof why);
-  if (rc == -2)
-    out_of_memory(p);
-  else if (rc)
-    fail_key(p, line, k->name, "%s", why);
-  return rc ? -1 : 0;
-}
-
 /* Keys of section s that have a default for a listener of this kind:
  * all of them (every_key), or only those whose default depends on the kind
  * and that the section did not set. */
@@ -178,7 +166,7 @@ static int apply_defaults(parse_t *p, jrpcd_section_t s, void *base,
       out_of_memory(p);
       return -1;
     }
-    if (rc) { /* a bug of the table, which test_config looks for */
+    if (rc) { /* a bug of the table, which test_config_keys looks for */
       fail_line(p, 0, "[%s] %s: the built-in default \"%s\": %s",
                 jrpcd_section_name(s), k->name, def, why);
       return -1;
@@ -195,7 +183,13 @@ static int table_key(parse_t *p, const jrpcd_key_t *k, const char *value) {
     return -1;
   }
   p->seen[i] = p->line;
-  return apply(p, k, value, section_base(p), p->line);
+  char why[512];
+  int rc = jrpcd_key_parse(k, value, section_base(p), why, sizeof why);
+  if (rc == -2)
+    out_of_memory(p);
+  else if (rc)
+    fail_key(p, p->line, k->name, "%s", why);
+  return rc ? -1 : 0;
 }
 
 static int unknown_key(parse_t *p, const char *key) {
@@ -272,8 +266,6 @@ static int on_key(void *user, const char *section, const char *key,
   }
   return rc == 0;
 }
-
-/* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
 /* Sections                                                            */

@@ -53,7 +53,6 @@ typedef struct jrpcd_key_word {
 
 /* Listener kinds as a mask, for jrpcd_key_t.kinds. */
 #define JRPCD_KIND_BIT(kind) (1u << (kind))
-#define JRPCD_LISTEN_KINDS 2
 
 typedef struct jrpcd_key {
   const char *name;
