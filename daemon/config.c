@@ -27,6 +27,7 @@
 
 #include <ini.h>
 
+#include "access.h"
 #include "config_keys.h"
 
 /* A config file is a few kilobytes; a bigger one is a mistaken -c. */
@@ -284,6 +285,32 @@ static void kind_list(unsigned kinds, char *out, size_t cap) {
     }
 }
 
+/* Every principal of `peers` must be one this listener can tell: uids and
+ * groups come with Unix peers, addresses with TCP ones, certificate names
+ * only with TLS. */
+static void check_peers(parse_t *p, const jrpcd_listen_conf_t *l) {
+  for (char **w = l->peers; w && *w; w++) {
+    jrpcd_principal_t pr;
+    char why[256];
+    const char *bad = NULL;
+    if (jrpcd_principal_parse(*w, 0, &pr, why, sizeof why) != 0)
+      bad = why; /* a name that no longer resolves, say */
+    else if (pr.kind == JRPCD_PRIN_NET && l->kind != JRPCD_LISTEN_TCP)
+      bad = "an address names a TCP peer; this is a unix listener";
+    else if ((pr.kind == JRPCD_PRIN_UID || pr.kind == JRPCD_PRIN_GID) &&
+             l->kind != JRPCD_LISTEN_UNIX)
+      bad = "a uid or group names a Unix peer; this is a tcp listener";
+    else if (pr.kind == JRPCD_PRIN_CERT || pr.kind == JRPCD_PRIN_SAN)
+      bad = "a certificate name needs a TLS listener";
+    jrpcd_principal_free(&pr);
+    if (bad) {
+      const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, "peers");
+      fail_key(p, seen_line(p, k), "peers", "\"%s\": %s", *w, bad);
+      return;
+    }
+  }
+}
+
 /* A listener is of the kind of its one kind key (unix, tcp); the keys of
  * other kinds are errors, and the defaults of its kind are filled in. */
 static void end_listen(parse_t *p) {
@@ -329,7 +356,9 @@ static void end_listen(parse_t *p) {
     fail_key(p, seen_line(p, wrong), wrong->name,
              "only for %s (this listener is %s)", kinds,
              jrpcd_kind_names[l->kind]);
+    return;
   }
+  check_peers(p, l);
 }
 
 /* Checks that need the whole section, run when the next one starts. */

@@ -32,7 +32,9 @@ typedef struct jrpcd_listen_conf {
   char *host; /* literal address without brackets */
   uint16_t port;
   jrpc__framing_t framing;
-  int stats; /* rpc.stats answers here */
+  int stats;    /* rpc.stats answers here */
+  char **peers; /* principals let in (access.h), NULL-terminated; NULL:
+                   anyone */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {

@@ -3,6 +3,8 @@
  * (sections, lines, messages with file and line) is config.c's. */
 #include "config_keys.h"
 
+#include "access.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <inttypes.h>
@@ -53,6 +55,15 @@ static int unix_path_fits(const char *value, char *why, size_t whylen) {
            "\"%s\" is %zu bytes long (a unix socket path holds at most %zu)",
            value, n, UNIX_PATH_MAX);
   return -1;
+}
+
+/* One word of `peers`: a principal (access.h), names resolved now. */
+static int principal_parses(const char *value, char *why, size_t whylen) {
+  jrpcd_principal_t p;
+  if (jrpcd_principal_parse(value, 0, &p, why, whylen) != 0)
+    return -1;
+  jrpcd_principal_free(&p);
+  return 0;
 }
 
 #define FIELD(type, m)                                                         \
@@ -133,6 +144,10 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"stats", LISTEN(stats), .type = JRPCD_KEY_BOOL,
      .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
      .doc = "rpc.stats answers on this listener"},
+    {"peers", LISTEN(peers), .type = JRPCD_KEY_LIST, .min = 1,
+     .what = "the peers let in", .check = principal_parses,
+     .doc = "who may connect: addresses and CIDR ranges (tcp), uid:, gid:, "
+            "user:, group: (unix); anyone when unset"},
 
     /* [plugin NAME]: its other keys go to the plugin. */
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,
