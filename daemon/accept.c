@@ -23,7 +23,7 @@
 
 #define BACKOFF_FIRST_MS 10
 #define BACKOFF_MAX_MS 100
-#define LOG_EVERY_MS 1000
+#define CALM_MS 1000 /* a pause this long after the last starts afresh */
 
 static void on_handle_closed(uv_handle_t *h) {}
 
@@ -76,17 +76,13 @@ fail:
 /* One line a second at most, however often accept fails. */
 static void log_failure(jrpcd_worker_t *w, const jrpcd_listener_t *l,
                         int status) {
-  uint64_t now = uv_now(&w->loop);
-  w->accept_failures++;
-  if (w->accept_logged && now - w->accept_logged < LOG_EVERY_MS)
+  uint64_t n = jrpcd_ratelog_due(&w->accept_log, uv_now(&w->loop));
+  if (!n)
     return;
   jrpcd_warn("%s: worker %u cannot accept: %s (%llu time%s since the last "
              "such line); new connections wait %u ms, those open are served",
-             l->desc, w->index, uv_strerror(status),
-             (unsigned long long)w->accept_failures,
-             w->accept_failures == 1 ? "" : "s", w->accept_backoff_ms);
-  w->accept_failures = 0;
-  w->accept_logged = now ? now : 1;
+             l->desc, w->index, uv_strerror(status), (unsigned long long)n,
+             n == 1 ? "" : "s", w->accept_backoff_ms);
 }
 
 static void backoff_longer(jrpcd_worker_t *w) {
@@ -122,7 +118,7 @@ static void pause_accepting(jrpcd_worker_t *w, jrpcd_acceptor_t *a,
   /* A failure soon after listening again waits longer than the last one;
    * one after a calm spell starts from the shortest wait. */
   uint64_t now = uv_now(&w->loop);
-  if (!w->accept_backoff_ms || now - w->accept_resumed > LOG_EVERY_MS)
+  if (!w->accept_backoff_ms || now - w->accept_resumed > CALM_MS)
     w->accept_backoff_ms = BACKOFF_FIRST_MS;
   else if (!uv_is_active((uv_handle_t *)&w->accept_retry))
     backoff_longer(w);

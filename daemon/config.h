@@ -59,8 +59,10 @@ typedef struct jrpcd_config {
   uint32_t max_frame_bytes;
   uint32_t max_batch;
   uint64_t max_response_bytes;
-  uint32_t max_connections;  /* per daemon */
-  uint32_t idle_timeout_ms;  /* 0 = never */
+  uint32_t max_connections;          /* per daemon */
+  uint32_t max_connections_per_peer; /* per uid (unix) or address (tcp);
+                                        0 = no limit */
+  uint32_t idle_timeout_ms;          /* 0 = never */
   uint32_t frame_timeout_ms; /* a frame must be whole this long after its
                                 first byte; 0 = never */
   uint32_t shutdown_timeout_ms;

@@ -98,6 +98,10 @@ const jrpcd_key_t jrpcd_keys[] = {
      .def = "16777216", .doc = "largest result of one call (-32003 beyond)"},
     {"max_connections", SERVER(max_connections), UINT(1, 1000000),
      .def = "4096", .doc = "client connections open at once, in all"},
+    {"max_connections_per_peer", SERVER(max_connections_per_peer),
+     UINT(0, 1000000), .def = "0",
+     .doc = "connections open at once per uid (unix) or address (tcp); "
+            "0 = no limit"},
     {"idle_timeout_ms", SERVER(idle_timeout_ms), UINT(0, UINT32_MAX),
      .def = "60000", .doc = "idle connections are closed after it; 0 = never"},
     {"shutdown_timeout_ms", SERVER(shutdown_timeout_ms), UINT(0, UINT32_MAX),

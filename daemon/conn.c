@@ -355,18 +355,49 @@ static int peer_allowed(jrpcd_conn_t *c, const jrpcd_policy_t *pol) {
 /* One log line per second at most for peers turned away. */
 static void turned_away(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
-  uint64_t now = uv_now(&w->loop);
-  w->turned_away++;
-  if (w->turned_away_logged && now - w->turned_away_logged < 1000)
+  uint64_t n = jrpcd_ratelog_due(&w->peers_log, uv_now(&w->loop));
+  if (!n)
     return;
   char pt[96];
   jrpcd_warn("%s: %s is not among its peers: closed at once (%llu "
              "connection%s turned away since the last such line)",
-             c->l->desc, peer_text(c, pt, sizeof(pt)),
-             (unsigned long long)w->turned_away,
-             w->turned_away == 1 ? "" : "s");
-  w->turned_away = 0;
-  w->turned_away_logged = now ? now : 1;
+             c->l->desc, peer_text(c, pt, sizeof(pt)), (unsigned long long)n,
+             n == 1 ? "" : "s");
+}
+
+/* max_connections_per_peer: 1 if c may stay (and now counts), 0 if its
+ * peer has as many open already (logged at most once a second). */
+static int count_peer(jrpcd_conn_t *c) {
+  jrpcd_peerkey_t *k = &c->pkey;
+  memset(k, 0, sizeof(*k));
+  if (c->l->is_unix) {
+    k->family = AF_UNIX;
+    k->id = (uint32_t)c->st.peer.uid;
+  } else {
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+      return 0;
+    jrpcd_identity_t id;
+    jrpcd_identity_set_addr(&id, (const struct sockaddr *)&ss);
+    k->family = (uint8_t)id.family;
+    memcpy(k->addr, id.addr, sizeof(k->addr));
+  }
+  jrpcd_worker_t *w = c->w;
+  uint32_t open;
+  if (jrpcd_peercount_take(&w->srv->peers_open, k, &open)) {
+    c->peer_counted = 1;
+    return 1;
+  }
+  uint64_t n = jrpcd_ratelog_due(&w->per_peer_log, uv_now(&w->loop));
+  if (n) {
+    char pt[96];
+    jrpcd_warn("%s: %s has %u connections open, max_connections_per_peer: "
+               "closed at once (%llu turned away since the last such line)",
+               c->l->desc, peer_text(c, pt, sizeof(pt)), open,
+               (unsigned long long)n);
+  }
+  return 0;
 }
 
 /* The connection is this worker's from now on. */
@@ -388,6 +419,10 @@ static void conn_start(jrpcd_conn_t *c) {
   if (pol && pol->peers.n && !peer_allowed(c, pol)) {
     turned_away(c);
     jrpcd_conn_close(c, NULL); /* before any byte is read */
+    return;
+  }
+  if (w->srv->peers_open.limit && !count_peer(c)) {
+    jrpcd_conn_close(c, NULL);
     return;
   }
   JRPC__STAT_INC(w->accepted);
@@ -417,16 +452,13 @@ static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
 
 /* One log line per second at most, however fast clients knock. */
 static void refused(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
-  uint64_t now = uv_now(&w->loop);
-  w->refused++;
-  if (w->refused_logged && now - w->refused_logged < 1000)
+  uint64_t n = jrpcd_ratelog_due(&w->refused_log, uv_now(&w->loop));
+  if (!n)
     return;
   jrpcd_warn("%s: max_connections (%u) reached: closed %llu new "
              "connection%s at once",
-             l->desc, w->srv->conf.max_connections,
-             (unsigned long long)w->refused, w->refused == 1 ? "" : "s");
-  w->refused = 0;
-  w->refused_logged = now ? now : 1;
+             l->desc, w->srv->conf.max_connections, (unsigned long long)n,
+             n == 1 ? "" : "s");
 }
 
 void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
@@ -514,6 +546,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
                 peer_text(c, pt, sizeof(pt)), why);
   }
   c->closed = 1;
+  if (c->peer_counted)
+    jrpcd_peercount_give(&c->w->srv->peers_open, &c->pkey);
   stop_reading(c);
   /* uv_close closes the fd now, so no write in flight touches the output
    * after this; its callback comes back cancelled and sees `closed`. */

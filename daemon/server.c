@@ -26,6 +26,7 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   s->conf = *conf;
   memset(conf, 0, sizeof(*conf));
   s->conf_text = conf_text;
+  jrpcd_peercount_init(&s->peers_open, s->conf.max_connections_per_peer);
   s->gen_serial = 1;
   s->start_ns = uv_hrtime();
   /* A socket unit naming no section is a deployment mistake: say so
@@ -224,4 +225,5 @@ void jrpcd_server_free(jrpcd_server_t *s) {
     uv_loop_close(&s->loop);
   }
   jrpcd_config_free(&s->conf);
+  jrpcd_peercount_free(&s->peers_open);
 }

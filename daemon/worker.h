@@ -24,6 +24,24 @@ typedef union jrpcd_handle {
   uv_tcp_t tcp;
 } jrpcd_handle_t;
 
+/* Events logged at most once a second: how many since the last line. */
+typedef struct jrpcd_ratelog {
+  uint64_t n;      /* events not logged yet */
+  uint64_t logged; /* uv_now of the last line, 0: none yet */
+} jrpcd_ratelog_t;
+
+/* Counts one event; returns how many the line due now should report, or
+ * 0 when a line was written less than a second ago. */
+static inline uint64_t jrpcd_ratelog_due(jrpcd_ratelog_t *r, uint64_t now) {
+  r->n++;
+  if (r->logged && now - r->logged < 1000)
+    return 0;
+  uint64_t n = r->n;
+  r->n = 0;
+  r->logged = now ? now : 1;
+  return n;
+}
+
 /* A worker's handle on one listener. */
 typedef enum {
   JRPCD_ACC_OFF = 0,   /* no handle */
@@ -57,6 +75,8 @@ typedef struct jrpcd_conn {
   uint8_t eof;          /* the peer has sent everything */
   uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
   uint8_t closed;       /* uv_close called */
+  uint8_t peer_counted; /* counted in max_connections_per_peer (pkey) */
+  jrpcd_peerkey_t pkey;
 } jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */
@@ -84,16 +104,14 @@ typedef struct jrpcd_worker {
   uv_timer_t accept_retry;    /* listens again after accept failed */
   uint32_t accept_backoff_ms; /* the current wait before listening again */
   uint64_t accept_resumed;    /* uv_now when it last listened again */
-  uint64_t accept_failures;   /* failed accepts not logged yet */
-  uint64_t accept_logged;     /* uv_now of the last such log line */
+  jrpcd_ratelog_t accept_log; /* failed accepts */
   jrpcd_conn_t conns;         /* list head */
   uint32_t nconns;
-  atomic_uint load;        /* connections, as other workers see it */
-  uint32_t nwork;          /* queue_work tasks not done */
-  uint64_t refused;        /* connections over max_connections, not logged */
-  uint64_t refused_logged; /* uv_now of the last such log line */
-  uint64_t turned_away;    /* peers not in `peers`, not logged yet */
-  uint64_t turned_away_logged; /* uv_now of the last such log line */
+  atomic_uint load;             /* connections, as other workers see it */
+  uint32_t nwork;               /* queue_work tasks not done */
+  jrpcd_ratelog_t refused_log;  /* connections over max_connections */
+  jrpcd_ratelog_t peers_log;    /* peers not in a listener's `peers` */
+  jrpcd_ratelog_t per_peer_log; /* over max_connections_per_peer */
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
   jrpc__counter_t accepted;  /* connections served since start */

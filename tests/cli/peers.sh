@@ -86,6 +86,101 @@ CONF
   mv "$T/p.conf.new" "$T/p.conf"
 }
 
+# hold WHO KIND ADDRESS N [BIND]: as WHO, opens N connections at once
+# (unix path or tcp port) and keeps them all open while each sends a call;
+# prints how many were answered and how many closed with nothing.
+hold() {
+  # Debian's python3, which any user may run (not one under root's home).
+  as "$1" /usr/bin/python3 - "$2" "$3" "$4" "${5:-}" <<'PY'
+import socket, sys
+kind, addr, n, bind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+req = b'{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}\n'
+socks = []
+for _ in range(n):
+    if kind == "unix":
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(addr)
+    else:
+        s = socket.socket()
+        if bind:
+            s.bind((bind, 0))
+        s.connect(("127.0.0.1", int(addr)))
+    s.settimeout(5)
+    socks.append(s)
+answered = closed = 0
+for s in socks:
+    try:
+        s.sendall(req)
+        got = s.recv(100)
+    except OSError:
+        got = b""
+    if got.startswith(b'{"jsonrpc":"2.0","result":3'):
+        answered += 1
+    else:
+        closed += 1
+print(answered, closed)
+PY
+}
+
+# per_peer: max_connections_per_peer = 3, per uid and per address.
+per_peer() {
+  local p3 got
+  p3=$(free_port)
+  cat >"$T/pp.conf" <<CONF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+max_connections_per_peer = 3
+[listen local]
+unix = $T/pp.sock
+mode = 0666
+[listen net]
+tcp = 127.0.0.1:$p3
+[plugin math]
+path = math.so
+CONF
+  start_daemon per_peer "$T/pp.conf" "$T/pp.sock"
+  local pid=$PID
+  got=$(hold - unix "$T/pp.sock" 5)
+  if [[ "$got" == "3 2" ]]; then
+    pass "root: 3 of 5 at once served"
+  else
+    fail "root, 5 at once: expected 3 served and 2 closed, got $got"
+  fi
+  got=$(hold nobody unix "$T/pp.sock" 3)
+  if [[ "$got" == "3 0" ]]; then
+    pass "another uid counts apart"
+  else
+    fail "nobody, 3 at once: expected all served, got $got"
+  fi
+  # Those closed: the count went back down.
+  got=$(hold - unix "$T/pp.sock" 3)
+  if [[ "$got" == "3 0" ]]; then
+    pass "closed connections give their place back"
+  else
+    fail "root again, 3 at once: expected all served, got $got"
+  fi
+  got=$(hold - tcp "$p3" 4 127.0.0.2)
+  if [[ "$got" == "3 1" ]]; then
+    pass "127.0.0.2: 3 of 4 served"
+  else
+    fail "127.0.0.2, 4 at once: expected 3 served and 1 closed, got $got"
+  fi
+  got=$(hold - tcp "$p3" 3 127.0.0.3)
+  if [[ "$got" == "3 0" ]]; then
+    pass "127.0.0.3 counts apart"
+  else
+    fail "127.0.0.3, 3 at once: expected all served, got $got"
+  fi
+  if grep -q "has 3 connections open, max_connections_per_peer" "$T/per_peer.err"; then
+    pass "the log says why"
+  else
+    fail "no log line for max_connections_per_peer"
+    show "$T/per_peer.err"
+  fi
+  stop_daemon per_peer "$pid" "$T/pp.sock"
+}
+
 bad_conf() { # NAME EXPECTED-MESSAGE PEERS-LINE KIND-LINE
   printf '[listen x]\n%s\npeers = %s\n' "$4" "$3" >"$T/bad.conf"
   run_jrpcd "$1" -t -c "$T/bad.conf"
@@ -180,6 +275,7 @@ main() {
   fi
   refused "the previous lists still hold" - "UNIX-CONNECT:$T/local.sock"
   stop_daemon peers "$pid" "$T/local.sock"
+  per_peer
 
   # Misuse, each with its line.
   bad_conf bad_kind_tcp '[listen x] peers: "uid:0": a uid or group names a Unix peer' \
