@@ -137,9 +137,12 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   if (call->deferred)
     return call->deferred;
   jrpc__sink_t *sink = e->sink;
-  if (sink && sink->max_calls && sink->calls >= sink->max_calls) {
-    /* Only a batch gets here: the stream reads no frame while the
-     * connection is at its limit, but one batch may hold many calls. */
+  if (e->in_batch && sink && sink->max_calls &&
+      e->batch_defers >= sink->max_calls) {
+    /* The stream reads no frame while the connection is at its limit,
+     * but one batch may hold many calls: no more of them than that limit
+     * may defer. (Calls of earlier frames do not count here, so a batch
+     * read just before the connection's others finish is not refused.) */
     call->busy = 1;
     call->busy_limit = sink->max_calls;
     return NULL;
@@ -191,6 +194,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   }
   link_push(&e->live, &d->at_engine);
   e->n_live++;
+  e->batch_defers += e->in_batch;
   call->deferred = &dc->pub;
   return &dc->pub;
 }

@@ -223,6 +223,8 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   /* The array opens with the first response; a batch of notifications
    * yields no output at all. */
   int opened = 0;
+  e->in_batch = 1; /* for the bound on its deferred calls (async.c) */
+  e->batch_defers = 0;
   for (uint32_t k = 0; k < ps->count; k++) {
     jrpc__outmark_t before = jrpc__out_mark(o);
     jrpc__out_byte(o, opened ? ',' : '[');
@@ -276,6 +278,7 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
     jrpc__out_truncate(o, enc.start);
     e->batch = NULL;
     e->sink = NULL;
+    e->in_batch = 0;
     jrpc__async_frame_end(e);
     return rc == JRPC_ENOMEM ? 0 : rc;
   }
@@ -303,6 +306,7 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
   if (JRPC__UNLIKELY(e->done.next != &e->done))
     jrpc__async_frame_end(e);
   e->dispatching = 0;
+  e->in_batch = 0;
   e->sink = NULL;
   return rc;
 }

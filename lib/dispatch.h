@@ -74,6 +74,8 @@ typedef struct jrpc__engine {
   jrpc__link_t batches;      /* batches waiting for deferred calls */
   jrpc__link_t done;         /* finished while their frame was running */
   uint8_t dispatching;       /* a frame's reply is being written */
+  uint8_t in_batch;          /* the frame being dispatched is a batch */
+  uint32_t batch_defers;     /* calls of that batch deferred so far */
   uint32_t n_live;
   /* Shared by every engine of a daemon: deferred calls in flight, and the
    * most allowed (answered -32005 beyond). NULL: no limit. */

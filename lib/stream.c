@@ -20,6 +20,8 @@ void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
   s->cap = s->rd = s->wr = s->need = 0;
   s->closing = 0;
   s->held = 0;
+  s->frame_budget = 0; /* the host sets it after init, if at all */
+  s->more = 0;
   s->nframes = 0;
 }
 
