@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -128,6 +129,42 @@ uint64_t e2e_rss_kib(const e2e_daemon_t *d) {
   return kib;
 }
 
+int e2e_fd_count(const e2e_daemon_t *d) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/fd", (int)d->pid);
+  DIR *dp = opendir(path);
+  assert_non_null(dp);
+  int n = 0;
+  for (struct dirent *de; (de = readdir(dp)) != NULL;)
+    n += de->d_name[0] != '.';
+  closedir(dp);
+  return n;
+}
+
+uint64_t e2e_cpu_ms(const e2e_daemon_t *d) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
+  size_t n;
+  char *text = slurp(path, &n);
+  assert_non_null(text);
+  /* The command name may hold spaces: fields count from its closing ')'.
+   * utime and stime are fields 14 and 15, the 12th and 13th after it. */
+  const char *p = strrchr(text, ')');
+  assert_non_null(p);
+  unsigned long long ut = 0, st = 0;
+  int got = sscanf(
+      p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
+  free(text);
+  assert_int_equal(got, 2);
+  long hz = sysconf(_SC_CLK_TCK);
+  return (ut + st) * 1000u / (uint64_t)(hz > 0 ? hz : 100);
+}
+
+uint64_t e2e_log_bytes(const e2e_daemon_t *d) {
+  struct stat st;
+  return stat(d->log, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
 static void write_file(const char *path, const char *text) {
   char tmp[256];
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -230,6 +267,11 @@ static pid_t spawn(e2e_daemon_t *d) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    if (d->nofile) {
+      struct rlimit rl = {d->nofile, d->nofile};
+      if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        _exit(126);
+    }
     dup2(nullfd, 0);
     dup2(logfd, 1);
     dup2(logfd, 2);
@@ -269,6 +311,7 @@ void e2e_start(e2e_daemon_t *d, const e2e_opts_t *o) {
   snprintf(d->sock[0], sizeof(d->sock[0]), "%s/nl.sock", d->dir);
   snprintf(d->sock[1], sizeof(d->sock[1]), "%s/len.sock", d->dir);
   d->workers = o && o->workers ? o->workers : 2;
+  d->nofile = o ? o->nofile : 0;
   for (int attempt = 0;; attempt++) {
     free_ports(d->port);
     e2e_rewrite(d, o, NULL);

@@ -36,9 +36,11 @@ const char *e2e_ep_name(e2e_ep_t ep);
 
 /* What goes into the config besides the listeners. */
 typedef struct e2e_opts {
-  unsigned workers;    /* 0: 2 */
-  const char *server;  /* more [server] lines ("key = value\n..."), or NULL */
-  const char *plugins; /* [plugin] sections, or NULL for math, echo, sleep */
+  unsigned workers;     /* 0: 2 */
+  const char *server;   /* more [server] lines ("key = value\n..."), or NULL */
+  const char *plugins;  /* [plugin] sections, or NULL for math, echo, sleep */
+  unsigned long nofile; /* 0: inherited; else the daemon's RLIMIT_NOFILE,
+                           soft and hard (jrpcd raises soft to hard) */
 } e2e_opts_t;
 
 /* The sample plugins, as e2e_opts_t.plugins. */
@@ -53,6 +55,7 @@ typedef struct e2e_daemon {
   char sock[2][100]; /* unix: newline, length (fits sun_path) */
   uint16_t port[2];  /* tcp: newline, length */
   unsigned workers;
+  unsigned long nofile; /* as e2e_opts_t.nofile */
 } e2e_daemon_t;
 
 /* Writes the config, starts jrpcd and waits until it serves. Asserts. */
@@ -82,6 +85,12 @@ void e2e_wait_log(const e2e_daemon_t *d, const char *needle, size_t count,
 void e2e_print_log(const e2e_daemon_t *d);
 /* VmRSS of the daemon in KiB (asserts it can be read). */
 uint64_t e2e_rss_kib(const e2e_daemon_t *d);
+/* Descriptors the daemon has open (entries of /proc/PID/fd; asserts). */
+int e2e_fd_count(const e2e_daemon_t *d);
+/* CPU time the daemon has used, user plus system, in ms (asserts). */
+uint64_t e2e_cpu_ms(const e2e_daemon_t *d);
+/* Size of the daemon's log file in bytes (0 if unreadable). */
+uint64_t e2e_log_bytes(const e2e_daemon_t *d);
 
 /* ---- client ---- */
 
