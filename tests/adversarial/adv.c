@@ -9,14 +9,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,28 +85,8 @@ long long adv_reply_id(const char *p, size_t n) {
 /* ---- raw sockets ---- */
 
 int adv_dial(const e2e_daemon_t *d, e2e_ep_t ep) {
-  int unix_ep = ep == E2E_UNIX_NL || ep == E2E_UNIX_LEN;
-  int fd = socket(unix_ep ? AF_UNIX : AF_INET,
-                  SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    fail_msg("socket: %s", strerror(errno));
-  int rc;
-  if (unix_ep) {
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    const char *path = d->sock[ep == E2E_UNIX_LEN];
-    memcpy(sa.sun_path, path, strlen(path));
-    rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-  } else {
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = htons(d->port[ep == E2E_TCP_LEN]);
-    rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-  }
-  if (rc != 0 && errno != EINPROGRESS) {
+  int fd;
+  if (e2e_dial(d, ep, SOCK_NONBLOCK, &fd) != 0 && errno != EINPROGRESS) {
     int e = errno;
     close(fd);
     if (e == EAGAIN)
@@ -207,6 +185,14 @@ void adv_start(e2e_daemon_t *d, const e2e_opts_t *o, adv_base_t *b) {
   }
   print_message("baseline: %d descriptors, %llu connection(s)\n", b->fds,
                 (unsigned long long)b->conns);
+}
+
+void adv_start_with(e2e_daemon_t *d, const char *key, long value,
+                    adv_base_t *b) {
+  char server[128];
+  snprintf(server, sizeof(server), "%s = %ld\n", key, value);
+  e2e_opts_t o = {.server = server};
+  adv_start(d, &o, b);
 }
 
 void adv_check(e2e_daemon_t *d, const adv_base_t *b, const char *scenario) {

@@ -21,6 +21,9 @@ typedef struct adv_base {
 /* e2e_start, then the baseline. Also raises this process's own descriptor
  * limit, since scenarios hold hundreds of connections. */
 void adv_start(e2e_daemon_t *d, const e2e_opts_t *o, adv_base_t *b);
+/* The same with one more [server] line, "key = value". */
+void adv_start_with(e2e_daemon_t *d, const char *key, long value,
+                    adv_base_t *b);
 
 /* After every scenario: the daemon is alive; a fresh client on each
  * listener gets math.add answered within a second; its descriptor count

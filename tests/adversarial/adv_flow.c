@@ -398,11 +398,7 @@ static void flood_wave(e2e_daemon_t *d, flood_t *f, int conns, unsigned calls) {
 static void test_deferred_flood(void **state) {
   e2e_daemon_t *d = *state;
   adv_base_t base;
-  char server[64];
-  snprintf(server, sizeof(server), "max_pending_calls_total = %d\n",
-           FLOOD_TOTAL);
-  e2e_opts_t o = {.server = server};
-  adv_start(d, &o, &base);
+  adv_start_with(d, "max_pending_calls_total", FLOOD_TOTAL, &base);
   flood_t *f = e2e_calloc(1, sizeof(*f));
   f->seen = e2e_calloc(FLOOD_CONNS * FLOOD_CALLS + 1, 1);
   /* 3,200 calls of 300 ms at once, against a daemon-wide bound of 1,500:
@@ -550,10 +546,7 @@ static void test_held_behind_notification_batches(void **state) {
 static void test_batch_bounded_by_pending(void **state) {
   e2e_daemon_t *d = *state;
   adv_base_t base;
-  char server[64];
-  snprintf(server, sizeof(server), "max_pending_calls = %d\n", BATCH_PENDING);
-  e2e_opts_t o = {.server = server};
-  adv_start(d, &o, &base);
+  adv_start_with(d, "max_pending_calls", BATCH_PENDING, &base);
   e2e_conn_t *c = e2e_connect(d, E2E_TCP_NL);
   char *b = e2e_calloc(100 * 64, 1), *w = b;
   *w++ = '[';

@@ -113,6 +113,11 @@ typedef struct e2e_conn {
  * freed by e2e_teardown. */
 e2e_conn_t *e2e_connect(e2e_daemon_t *d, e2e_ep_t ep);
 void e2e_close(e2e_conn_t *c);
+/* A bare socket connecting to listener ep, for tests that manage their
+ * own: connect(2)'s result (0, or -1 with errno: EINPROGRESS or EAGAIN
+ * with SOCK_NONBLOCK in flags), the socket in *fd, close-on-exec. Asserts
+ * that the socket is made. */
+int e2e_dial(const e2e_daemon_t *d, e2e_ep_t ep, int flags, int *fd);
 /* Close with SO_LINGER 0: the peer sees a reset (TCP). */
 void e2e_close_rst(e2e_conn_t *c);
 void *e2e_calloc(size_t n, size_t size);
