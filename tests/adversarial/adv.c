@@ -235,6 +235,14 @@ void adv_check(e2e_daemon_t *d, const adv_base_t *b, const char *scenario) {
 
 /* ---- setup and teardown ---- */
 
+void adv_filter_from_env(void) {
+  const char *only = getenv("ADV_TESTS"), *skip = getenv("ADV_SKIP");
+  if (only && *only)
+    cmocka_set_test_filter(only);
+  if (skip && *skip)
+    cmocka_set_skip_filter(skip);
+}
+
 int adv_setup(void **state) {
   return e2e_setup(state);
 }

@@ -53,6 +53,11 @@ uint32_t adv_rand(uint32_t *seed);
 int adv_reply_code(const char *p, size_t n);
 long long adv_reply_id(const char *p, size_t n);
 
+/* Applies ADV_TESTS and ADV_SKIP from the environment (each one cmocka
+ * name pattern with '*' and '?', e.g. ADV_TESTS='test_held*') to the tests
+ * main() is about to run: for running one scenario while working on it. */
+void adv_filter_from_env(void);
+
 /* cmocka setup/teardown wrapping e2e_setup/e2e_teardown: also closes raw
  * sockets, and cuts a runaway log (a spinning daemon writes megabytes a
  * second) before e2e_teardown prints it. */

@@ -609,5 +609,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_batch_bounded_by_pending, adv_setup,
                                       adv_teardown),
   };
+  adv_filter_from_env();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

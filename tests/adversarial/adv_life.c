@@ -260,5 +260,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stop_past_deadline, adv_setup,
                                       adv_teardown),
   };
+  adv_filter_from_env();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
