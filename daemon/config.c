@@ -58,6 +58,7 @@ enum server_key {
   S_MAX_PENDING_CALLS_TOTAL,
   S_PARSER_AUTO_THRESHOLD,
   S_EARLY_REPLY_FRAMES,
+  S_FRAME_TIMEOUT_MS,
   S_COUNT
 };
 
@@ -78,6 +79,7 @@ static const char *const server_keys[S_COUNT] = {
     "max_pending_calls_total",
     "parser_auto_threshold",
     "early_reply_frames",
+    "frame_timeout_ms",
 };
 
 enum listen_key {
@@ -448,6 +450,8 @@ static int server_key(parse_t *p, const char *key, const char *value) {
     return number_u32(p, key, value, 1, 1000000, &c->max_connections);
   case S_IDLE_TIMEOUT_MS:
     return number_u32(p, key, value, 0, UINT32_MAX, &c->idle_timeout_ms);
+  case S_FRAME_TIMEOUT_MS:
+    return number_u32(p, key, value, 0, UINT32_MAX, &c->frame_timeout_ms);
   case S_SHUTDOWN_TIMEOUT_MS:
     return number_u32(p, key, value, 0, UINT32_MAX, &c->shutdown_timeout_ms);
   case S_OUTPUT_HIGH_WATER:
@@ -933,6 +937,7 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
   c->max_response_bytes = 16777216;
   c->max_connections = 4096;
   c->idle_timeout_ms = 60000;
+  c->frame_timeout_ms = 10000;
   c->shutdown_timeout_ms = 5000;
   c->output_high_water = 1048576;
   c->max_pending_calls = 1024;

@@ -54,6 +54,9 @@ typedef struct jrpcd_config {
   uint64_t max_response_bytes;      /* default 16777216 */
   uint32_t max_connections;         /* default 4096 (per daemon) */
   uint32_t idle_timeout_ms;         /* default 60000; 0 = never */
+  uint32_t frame_timeout_ms;        /* default 10000: a frame must be whole
+                                       this long after its first byte;
+                                       0 = never */
   uint32_t shutdown_timeout_ms;     /* default 5000 */
   uint64_t output_high_water;       /* default 1048576: pause reading above */
   uint32_t max_pending_calls;       /* default 1024: deferred calls per

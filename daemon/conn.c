@@ -236,7 +236,18 @@ static void send_early(jrpcd_conn_t *c) {
   }
 }
 
+/* A frame's clock starts with its first byte: after a read that leaves an
+ * incomplete frame buffered (or a long line being skipped), started anew
+ * when the read completed frames before it. */
+static void note_frame_start(jrpcd_conn_t *c, uint64_t frames_before) {
+  if (!jrpc__stream_partial(&c->st) && !c->st.fr.skipping)
+    c->frame_start = 0;
+  else if (!c->frame_start || c->st.nframes != frames_before)
+    c->frame_start = uv_now(&c->w->loop);
+}
+
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
+  uint64_t frames_before = c->st.nframes;
   /* While the stream works through its frames, replies finished inside
    * them (a handler ending another deferred call) must not flush, and
    * so perhaps close, this connection under it: the flush below does. */
@@ -247,6 +258,7 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof) {
     rc = jrpc__stream_feed(&c->st, 0, eof);
   }
   c->feeding = 0;
+  note_frame_start(c, frames_before);
   if (rc == JRPC__ECLOSE) {
     /* Framing is lost (a length prefix over the limit): the -32001
      * reply goes out, then the connection closes. */
@@ -314,7 +326,7 @@ static void conn_start(jrpcd_conn_t *c) {
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
-  c->st.max_calls = w->srv->conf.max_pending_calls;
+  c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   c->st.frame_budget = w->srv->conf.early_reply_frames;
   peer_of(c);
   if (!l->is_unix)
@@ -493,8 +505,39 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
     jrpcd_conn_flush(c);
 }
 
-void jrpcd_conn_check_idle(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms) {
-  if (c->closed || pending_calls(c) || now - c->last_active < idle_ms)
+/* Too slow a frame: the client is told, then the connection closes (on
+ * newline framing it could go on at the next line, but a client this slow
+ * holds a buffer for nothing). */
+static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
+  uint64_t got = jrpc__stream_partial(&c->st) + c->st.fr.skipped;
+  char pt[96];
+  jrpcd_info("connection %llu from %s: frame incomplete after %llu ms (%llu "
+             "bytes); closing it",
+             (unsigned long long)c->id, peer_text(c, pt, sizeof(pt)),
+             (unsigned long long)frame_ms, (unsigned long long)got);
+  stop_reading(c);
+  c->finishing = 1;
+  c->frame_start = 0;
+  jrpc__dispatch_frame_timeout(&c->w->engine, c->l->framing, &c->st.out,
+                               (uint32_t)frame_ms, got);
+  jrpcd_conn_flush(c);
+}
+
+void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
+                      uint64_t frame_ms) {
+  if (c->closed)
+    return;
+  if (c->frame_start) {
+    /* Paused connections do not read, and held frames are complete:
+     * neither is the client's slowness. */
+    if (!c->reading || c->st.held)
+      c->frame_start = now;
+    else if (frame_ms && now - c->frame_start >= frame_ms) {
+      frame_expired(c, frame_ms);
+      return;
+    }
+  }
+  if (!idle_ms || pending_calls(c) || now - c->last_active < idle_ms)
     return;
   char pt[96];
   jrpcd_info("connection %llu from %s: idle for %llu ms; closing it",

@@ -91,7 +91,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     count_error(e, call);
     call->busy = 0;
     jrpc__out_truncate(o, call->mark);
-    limit_error(o, JRPC_BUSY, e->max_live_total, e->max_live_total, id, id_n);
+    limit_error(o, JRPC_BUSY, call->busy_limit, call->busy_limit, id, id_n);
     return;
   }
   if (call->too_large) {
@@ -315,5 +315,20 @@ int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
     return rc;
   count_error(e, NULL);
   limit_error(o, JRPC_FRAME_TOO_LARGE, e->lim.max_frame_bytes, got, NULL, 0);
+  return frame_finish(framing, o, &enc);
+}
+
+int jrpc__dispatch_frame_timeout(jrpc__engine_t *e, jrpc__framing_t framing,
+                                 jrpc__outbuf_t *o, uint32_t timeout_ms,
+                                 uint64_t got) {
+  jrpc__frame_enc_t enc;
+  int rc = jrpc__frame_begin(framing, o, &enc);
+  if (rc)
+    return rc;
+  count_error(e, NULL);
+  char data[64];
+  int n = snprintf(data, sizeof(data), "{\"timeout_ms\":%u,\"got\":%llu}",
+                   timeout_ms, (unsigned long long)got);
+  jrpc__reply_error(o, JRPC_FRAME_TIMEOUT, NULL, data, (size_t)n, NULL, 0);
   return frame_finish(framing, o, &enc);
 }

@@ -48,6 +48,7 @@ typedef struct jrpc__call {
   uint8_t notify;           /* a notification: nothing is ever sent */
   uint8_t is_deferred;      /* this is a deferred call's handle */
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
+  uint32_t busy_limit;      /* the limit that refused it, for the reply */
   jrpc__mstat_t *ms;        /* the method's counters, or NULL */
 } jrpc__call_t;
 
@@ -107,5 +108,11 @@ int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
 /* Appends the framed -32001 reply for a frame of `got` bytes. */
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
                              jrpc__outbuf_t *out, uint64_t got);
+
+/* Appends the framed -32009 reply for a frame still incomplete, `got`
+ * bytes in, after timeout_ms. */
+int jrpc__dispatch_frame_timeout(jrpc__engine_t *e, jrpc__framing_t framing,
+                                 jrpc__outbuf_t *out, uint32_t timeout_ms,
+                                 uint64_t got);
 
 #endif

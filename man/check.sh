@@ -68,7 +68,7 @@ show() { sed 's/^/    /' "$1" >&2; }
 # ---------------------------------------------------------------------------
 # 1. Rendering
 # ---------------------------------------------------------------------------
-for page in "$page8" "$page5"; do
+for page in "$page8" "$page5" "$man_dir/jrpc.1"; do
   name=${page##*/}
 
   if LC_ALL=C grep -n '[^[:print:]]' "$page" >"$tmp/err"; then

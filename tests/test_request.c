@@ -1490,6 +1490,7 @@ int main(void) {
       cmocka_unit_test(test_writer_invalid_utf8),
       cmocka_unit_test(test_reply_order),
       cmocka_unit_test(test_whitespace),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

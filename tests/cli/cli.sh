@@ -116,7 +116,8 @@ test_shipped_config() {
   run_jrpcd shipped -t -c "$T/jrpcd.conf"
   if expect_rc shipped 0 &&
     expect_in shipped out "listen local: unix:/run/jrpcd/jrpcd.sock mode 0660, newline framing" &&
-    expect_in shipped out "listen tcp: tcp:127.0.0.1:7400, length framing" &&
+    expect_in shipped out "listen tcp: tcp:127.0.0.1:7400, newline framing" &&
+    expect_in shipped out "listen tcp-length: tcp:127.0.0.1:7401, length framing" &&
     expect_in shipped out " math.add" &&
     expect_in shipped out " echo" &&
     expect_in shipped out " sleep.ms"; then
