@@ -165,6 +165,7 @@ typedef struct acct {
   int32_t *want;        /* per id: the result, or the error code */
   uint8_t *want_error;  /* per id: 1 when want is an error code */
   unsigned calls, replies;
+  unsigned busy; /* batch calls answered -32005 */
 } acct_t;
 
 static unsigned acct_id(acct_t *a, int conn, uint8_t st, int32_t want,
@@ -258,10 +259,17 @@ static unsigned acct_answer(acct_t *a, size_t i, const tu_json_t *r,
              i, id, id < ACCT_IDS ? a->state[id] : -1, text);
   const tu_json_t *v =
       err ? tu_json_get(err, "code") : tu_json_get(r, "result");
-  if (!!err != a->want_error[id] || !v || v->type != TU_J_NUMBER ||
-      atol(v->s) != a->want[id])
+  /* A batch's deferred call may find the connection at max_pending_calls
+   * (calls finished but not yet seen by the loop count too): documented
+   * -32005, counted. */
+  if (err && in_state == ID_IN_BATCH && a->want[id] == 0 &&
+      !a->want_error[id] && v && !strcmp(v->s, "-32005")) {
+    a->busy++;
+  } else if (!!err != a->want_error[id] || !v || v->type != TU_J_NUMBER ||
+             atol(v->s) != a->want[id]) {
     fail_msg("id %lu: wanted %s %d, got %.300s", id,
              a->want_error[id] ? "error" : "result", a->want[id], text);
+  }
   a->state[id] = ID_DONE;
   a->replies++;
   return (unsigned)id;
@@ -327,9 +335,10 @@ static void test_pipelined_accounting(void **state) {
       fail_msg("connection %d: something after the last reply: %s", i, p);
     e2e_close(a->c[i]);
   }
-  print_message("%u frames, %u calls, %u notifications, %u bad lines, all "
-                "accounted for in %llu ms\n",
-                2 * ACCT_FRAMES, a->calls, a->notes,
+  print_message("%u frames, %u calls (%u of them in batches answered "
+                "-32005), %u notifications, %u bad lines, all accounted for "
+                "in %llu ms\n",
+                2 * ACCT_FRAMES, a->calls, a->busy, a->notes,
                 a->bad_sent[0] + a->bad_sent[1],
                 (unsigned long long)(e2e_now_ms() - t0));
   adv_check(d, &base, "200,000 pipelined frames");
