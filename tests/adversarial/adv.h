@@ -25,11 +25,12 @@ void adv_start(e2e_daemon_t *d, const e2e_opts_t *o, adv_base_t *b);
 void adv_start_with(e2e_daemon_t *d, const char *key, long value,
                     adv_base_t *b);
 
-/* After every scenario: the daemon is alive; a fresh client on each
- * listener gets math.add answered within a second; its descriptor count
- * and rpc.stats connection count come back to the baseline (bounded
- * waits); it uses little CPU over a quiet window (no spin); and its log
- * has no sanitizer report. Fails the test naming the scenario. */
+/* After every scenario: the daemon is alive; its descriptor count comes
+ * back to the baseline (bounded wait); then a fresh client on each
+ * listener gets math.add answered within a second; its rpc.stats
+ * connection count comes back to the baseline (bounded wait); it uses
+ * little CPU over a quiet window (no spin); and its log has no sanitizer
+ * report. Fails the test naming the scenario. */
 void adv_check(e2e_daemon_t *d, const adv_base_t *b, const char *scenario);
 
 /* rpc.stats "connections" (the whole daemon) through a fresh Unix
