@@ -370,6 +370,32 @@ int jrpcd_globs_match(const jrpcd_globs_t *g, const char *name, size_t n) {
   return 0;
 }
 
+int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
+                      char *const *peers, char *err, size_t errlen) {
+  memset(pol, 0, sizeof(*pol));
+  pol->listener = strdup(listener);
+  if (!pol->listener) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (char *const *w = peers; w && *w; w++) {
+    plist_ctx_t x = {&pol->peers, 0, err, errlen};
+    if (plist_add(&x, *w) != 0) {
+      jrpcd_policy_free(pol);
+      return -1;
+    }
+    if (pol->peers.v[pol->peers.n - 1].kind == JRPCD_PRIN_GID)
+      pol->want_groups = 1;
+  }
+  return 0;
+}
+
+void jrpcd_policy_free(jrpcd_policy_t *pol) {
+  free(pol->listener);
+  pol->listener = NULL;
+  jrpcd_plist_free(&pol->peers);
+}
+
 int jrpcd_access_add(jrpcd_access_t *a, const char *glob, const char *who,
                      int line, char *err, size_t errlen) {
   if (!*glob || strlen(glob) >= WORD_MAX) {

@@ -85,6 +85,19 @@ int jrpcd_globs_parse(const char *text, jrpcd_globs_t *g, char *err,
 void jrpcd_globs_free(jrpcd_globs_t *g);
 int jrpcd_globs_match(const jrpcd_globs_t *g, const char *name, size_t n);
 
+/* What one listener lets in, as one generation of the config says (the
+ * generation is rebuilt on SIGHUP, so names are resolved again then). */
+typedef struct jrpcd_policy {
+  char *listener;      /* [listen NAME] */
+  jrpcd_plist_t peers; /* n == 0: anyone */
+  int want_groups;     /* a gid principal: the peer's groups are needed */
+} jrpcd_policy_t;
+
+/* From a listener's name and its `peers` words (NULL: anyone). */
+int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
+                      char *const *peers, char *err, size_t errlen);
+void jrpcd_policy_free(jrpcd_policy_t *pol);
+
 /* The [access] section: rules in file order, then the default. */
 typedef struct jrpcd_rule {
   char *glob;

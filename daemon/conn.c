@@ -320,6 +320,55 @@ static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
   return c;
 }
 
+/* Whether the listener's `peers` (this generation's) let c's peer in.
+ * Only a listener with a peers list pays for looking at the peer. */
+static int peer_allowed(jrpcd_conn_t *c, const jrpcd_policy_t *pol) {
+  jrpcd_identity_t id;
+  memset(&id, 0, sizeof(id));
+  int fd = -1;
+  uv_fileno(&c->h.h, &fd);
+  uint32_t groups[256];
+  if (c->l->is_unix) {
+    const jrpc_peer_t *p = &c->st.peer;
+    id.family = AF_UNIX;
+    id.has_cred = p->pid >= 0;
+    id.uid = (uint32_t)p->uid;
+    id.gid = (uint32_t)p->gid;
+    socklen_t n = sizeof(groups);
+    /* The peer's supplementary groups as they were at connect (Linux
+     * 4.13+); a peer in more than fit is judged by these. */
+    if (pol->want_groups &&
+        getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) == 0) {
+      id.groups = groups;
+      id.ngroups = n / sizeof(groups[0]);
+    }
+  } else {
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+      return 0; /* gone already, or unknown: not let in */
+    jrpcd_identity_set_addr(&id, (const struct sockaddr *)&ss);
+  }
+  return jrpcd_plist_match(&pol->peers, &id);
+}
+
+/* One log line per second at most for peers turned away. */
+static void turned_away(jrpcd_conn_t *c) {
+  jrpcd_worker_t *w = c->w;
+  uint64_t now = uv_now(&w->loop);
+  w->turned_away++;
+  if (w->turned_away_logged && now - w->turned_away_logged < 1000)
+    return;
+  char pt[96];
+  jrpcd_warn("%s: %s is not among its peers: closed at once (%llu "
+             "connection%s turned away since the last such line)",
+             c->l->desc, peer_text(c, pt, sizeof(pt)),
+             (unsigned long long)w->turned_away,
+             w->turned_away == 1 ? "" : "s");
+  w->turned_away = 0;
+  w->turned_away_logged = now ? now : 1;
+}
+
 /* The connection is this worker's from now on. */
 static void conn_start(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
@@ -334,8 +383,14 @@ static void conn_start(jrpcd_conn_t *c) {
   c->last_active = uv_now(&w->loop);
   list_push(&w->conns, c);
   w->nconns++;
-  JRPC__STAT_INC(w->accepted);
   atomic_fetch_add(&w->load, 1);
+  const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, l->name);
+  if (pol && pol->peers.n && !peer_allowed(c, pol)) {
+    turned_away(c);
+    jrpcd_conn_close(c, NULL); /* before any byte is read */
+    return;
+  }
+  JRPC__STAT_INC(w->accepted);
   if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
     char pt[96];
     jrpcd_debug("connection %llu on %s from %s (worker %u)",

@@ -92,6 +92,8 @@ typedef struct jrpcd_worker {
   uint32_t nwork;          /* queue_work tasks not done */
   uint64_t refused;        /* connections over max_connections, not logged */
   uint64_t refused_logged; /* uv_now of the last such log line */
+  uint64_t turned_away;    /* peers not in `peers`, not logged yet */
+  uint64_t turned_away_logged; /* uv_now of the last such log line */
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
   jrpc__counter_t accepted;  /* connections served since start */

@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       libcmocka-dev libinih-dev socat valgrind
       libjansson-dev libedit-dev python3 # jrpc (cli/) and its tests
+      libssl-dev openssl # TLS listeners; the tests make their certificates
       clang libclang-rt-14-dev # clang + libFuzzer: tests/fuzz
       man-db groff-base # man/check.sh renders the man pages
       dpkg-dev # dpkg-shlibdeps: the .deb's Depends (tests/pkg)

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_keys.h"
 #include "jrpc/jrpc.h"
 
 /* A directory holding empty math.so, echo.so and sleep.so: the loader only
@@ -652,7 +653,7 @@ static void test_errors(void **state) {
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats)",
+               "framing, stats, peers)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
@@ -1010,6 +1011,17 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.max_pending_calls, d.max_pending_calls);
   assert_int_equal(c.max_pending_calls_total, d.max_pending_calls_total);
   assert_int_equal(c.parser_auto_threshold, d.parser_auto_threshold);
+  /* And every other key of [server] the table has, as it grows. */
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    char x[512], y[512];
+    if (k->section != JRPCD_SEC_SERVER || strcmp(k->name, "plugin_dir") == 0)
+      continue;
+    jrpcd_key_format(k, &c, x, sizeof x);
+    jrpcd_key_format(k, &d, y, sizeof y);
+    if (strcmp(x, y) != 0)
+      fail_msg("conf/jrpcd.conf: %s = %s, default %s", k->name, x, y);
+  }
   jrpcd_config_free(&d);
 
   assert_int_equal(c.nlistens, 3);
