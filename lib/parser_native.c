@@ -61,29 +61,16 @@ static int grow(scan_t *s, uint32_t n) {
 
 /* p is at an opening quote. On success returns the closing quote's
  * position and sets *esc; NULL when the string is unterminated or its
- * content invalid. */
+ * content invalid. Plain content goes by SIMD (strspan.h); the first byte
+ * that is not plain ASCII sends the rest of the string, checked as it
+ * goes, to jrpc__str_scan. */
 static inline const unsigned char *
 scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
-  const unsigned char *start = ++p;
-  p = jrpc__plain_span(p, e);
-  if (JRPC__LIKELY(p < e && *p == '"')) {
-    *esc = 0;
+  *esc = 0;
+  p = jrpc__plain_span_padded(p + 1, e);
+  if (JRPC__LIKELY(p < e && *p == '"'))
     return p;
-  }
-  /* Escapes, non-ASCII or a control byte: find the end, skipping escaped
-   * bytes, then check the whole content the careful way. */
-  while (p < e && *p != '"') {
-    if (*p == '\\') {
-      if (e - p < 2)
-        return NULL;
-      p += 2;
-    } else {
-      p++;
-    }
-  }
-  if (p >= e || !jrpc__str_valid((const char *)start, (size_t)(p - start), esc))
-    return NULL;
-  return p;
+  return jrpc__str_scan(p, e, esc);
 }
 
 /* Compact JSON has no whitespace: one compare settles it (every JSON
