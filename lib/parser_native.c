@@ -42,6 +42,9 @@ typedef struct scan {
   uint32_t cap;
   size_t most; /* tokens a frame of this size can hold */
   jrpc__arena_t *a;
+  /* The envelope of a root object, filled as its members are scanned. */
+  jrpc__envelope_t *env;
+  const jrpc__doc_t *hdr;
 } scan_t;
 
 /* Doubles the token array (a token needs at least one byte of input, so
@@ -64,7 +67,7 @@ static int grow(scan_t *s, uint32_t n) {
  * content invalid. Plain content goes by SIMD (strspan.h); the first byte
  * that is not plain ASCII sends the rest of the string, checked as it
  * goes, to jrpc__str_scan. */
-static inline const unsigned char *
+static inline __attribute__((always_inline)) const unsigned char *
 scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
   *esc = 0;
   p = jrpc__plain_span_padded(p + 1, e);
@@ -73,8 +76,6 @@ scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
   return jrpc__str_scan(p, e, esc);
 }
 
-/* Compact JSON has no whitespace: one compare settles it (every JSON
- * whitespace byte is <= ' '). */
 /* The string between the quotes at p and q. */
 static inline void string_token(jsmntok_t *tk, const unsigned char *base,
                                 const unsigned char *p, const unsigned char *q,
@@ -85,8 +86,11 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
   tk->size = flags;
 }
 
+/* The byte at e is readable (JRPC__PAD): compact JSON, where the next byte
+ * is never whitespace, pays one compare per gap, the bound is looked at
+ * only for a byte that may be whitespace. */
 #define SKIP_WS()                                                              \
-  while (p < e && *p <= ' ' && jrpc__is_ws(*p))                                \
+  while (JRPC__UNLIKELY(*p <= ' ') && p < e && jrpc__is_ws(*p))                \
   p++
 #define FAIL(msg)                                                              \
   do {                                                                         \
@@ -120,6 +124,11 @@ static int scan(scan_t *s, const char *js, size_t len, uint32_t *count,
   int in_obj = 0;   /* ...is an object */
   int elems = 0;    /* ...has this many elements so far */
   int esc;
+  jrpc_type_t ty;
+  /* The envelope member the root object's current key names, until its
+   * value is scanned; if that value is a container, `cmember` holds the
+   * member until the container closes. */
+  int member = 0, cmember = 0;
 
 value:
   SKIP_WS();
@@ -137,6 +146,12 @@ value:
     in_obj = *p == '{';
     tk->type = in_obj ? JSMN_OBJECT : JSMN_ARRAY;
     tk->start = (int)(p - base);
+    if (in_obj && depth == 0)
+      s->env->is_object = 1;
+    if (JRPC__UNLIKELY(member)) { /* the value of an envelope member */
+      cmember = member;
+      member = 0;
+    }
     top = n++;
     stack[depth++] = top;
     elems = 0;
@@ -156,6 +171,7 @@ value:
       FAIL("invalid string");
     string_token(tk, base, p, q, esc ? STR_ESC : 0);
     p = q + 1;
+    ty = JRPC_T_STRING;
     break;
   }
   case 't':
@@ -165,10 +181,12 @@ value:
     size_t wn = *p == 'f' ? 5 : 4;
     if ((size_t)(e - p) < wn || memcmp(p, word, wn) != 0)
       FAIL("invalid literal");
+    ty = *p == 't' ? JRPC_T_TRUE : *p == 'f' ? JRPC_T_FALSE : JRPC_T_NULL;
     tk->type = JSMN_PRIMITIVE;
     tk->start = (int)(p - base);
     p += wn;
     tk->end = (int)(p - base);
+    esc = 0;
     break;
   }
   default: {
@@ -187,7 +205,13 @@ value:
     tk->start = (int)(p - base);
     tk->end = (int)(q - base);
     p = q;
+    ty = JRPC_T_NUMBER;
+    esc = 0;
   }
+  }
+  if (JRPC__UNLIKELY(member)) {
+    jrpc__env_record(s->env, member, ty, s->hdr, n, tk->start, tk->end, esc);
+    member = 0;
   }
   tk->parent = (int)n + 1; /* skip link of a scalar */
   n++;
@@ -220,6 +244,11 @@ close:
   t[top].end = (int)(p + 1 - base);
   t[top].parent = (int)n; /* skip link: the token after the subtree */
   p++;
+  if (JRPC__UNLIKELY(cmember) && depth == 2) {
+    jrpc__env_record(s->env, cmember, in_obj ? JRPC_T_OBJECT : JRPC_T_ARRAY,
+                     s->hdr, top, t[top].start, t[top].end, 0);
+    cmember = 0;
+  }
   if (--depth) {
     top = stack[depth - 1];
     in_obj = t[top].type == JSMN_OBJECT;
@@ -239,6 +268,12 @@ key:
     string_token(tk, base, p, q, STR_KEY | (esc ? STR_ESC : 0));
     tk->parent = (int)n + 1;
     n++;
+    if (depth == 1) { /* a member of the root object */
+      const char *ks = (const char *)p + 1;
+      size_t kn = (size_t)(q - p - 1);
+      member = esc ? jrpc__tok_member_escaped(ks, kn, s->a)
+                   : jrpc__tok_member_raw(ks, kn);
+    }
     p = q + 1;
   }
   SKIP_WS();
@@ -285,8 +320,11 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   s.cap = (uint32_t)(cap > s.most ? s.most : cap);
   s.a = a;
   s.t = jrpc__arena_alloc(a, s.cap * sizeof(*s.t));
-  if (!s.t)
+  s.env = jrpc__arena_alloc(a, sizeof(*s.env));
+  if (!s.t || !s.env)
     return JRPC_ENOMEM;
+  memset(s.env, 0, sizeof(*s.env));
+  s.hdr = &d->hdr;
   uint32_t n = 0;
   int rc = scan(&s, js, len, &n, &out->why);
   if (rc)
@@ -299,15 +337,17 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   d->n = n;
 
   const jsmntok_t *t = s.t;
-  if (t[0].type == JSMN_ARRAY) {
-    out->is_batch = 1;
-    out->count = (uint32_t)t[0].size;
-    if (out->count > max_batch) {
-      out->status = JRPC__PARSE_BATCH_TOO_LARGE;
-      return 0;
-    }
-  } else {
+  if (t[0].type != JSMN_ARRAY) {
+    /* One request: its envelope was read during the scan. */
     out->count = 1;
+    out->env = s.env;
+    return 0;
+  }
+  out->is_batch = 1;
+  out->count = (uint32_t)t[0].size;
+  if (out->count > max_batch) {
+    out->status = JRPC__PARSE_BATCH_TOO_LARGE;
+    return 0;
   }
   if (out->count == 0)
     return 0;
@@ -315,11 +355,6 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   if (!out->env)
     return JRPC_ENOMEM;
   memset(out->env, 0, out->count * sizeof(*out->env));
-  if (!out->is_batch) {
-    if (t[0].type == JSMN_OBJECT)
-      read_envelope(d, 0, &out->env[0], a);
-    return 0;
-  }
   uint32_t i = 1;
   for (uint32_t k = 0; k < out->count; k++) {
     if (t[i].type == JSMN_OBJECT)
