@@ -7,9 +7,10 @@
  * the result unchanged. The jsmn backend needs jsmn's pass and then a
  * second walk to validate what jsmn lets through and to link the tokens;
  * here both happen where each token is found, plain string bytes are
- * skipped eight at a time, and small integers need no number parser. The
- * envelope of each request is read from the tokens afterwards: a request
- * object has a handful of members, reached through the skip links.
+ * skipped by SIMD (strspan.h), and small integers need no number parser.
+ * The envelope of each request is read in the same pass: a key of a
+ * request object is recognised when it is scanned, and the member is
+ * recorded when its value is complete.
  *
  * String tokens carry two flags in `size`, which views never read for
  * strings: bit 0 marks an object key (as jsmn's size 1 does), bit 1 a
@@ -42,8 +43,13 @@ typedef struct scan {
   uint32_t cap;
   size_t most; /* tokens a frame of this size can hold */
   jrpc__arena_t *a;
-  /* The envelope of a root object, filled as its members are scanned. */
+  /* The envelopes of the requests (the root object, or the elements of a
+   * root array), filled as their members are scanned; env_cap entries,
+   * zeroed until filled. Batch elements from max_batch on are not read:
+   * such a batch is refused whole. */
   jrpc__envelope_t *env;
+  uint32_t env_cap;
+  uint32_t max_batch;
   const jrpc__doc_t *hdr;
 } scan_t;
 
@@ -59,6 +65,25 @@ static int grow(scan_t *s, uint32_t n) {
   memcpy(nt, s->t, n * sizeof(*nt));
   s->t = nt;
   s->cap = (uint32_t)ncap;
+  return 0;
+}
+
+/* Room for envelope k + 1 (k < max_batch), the new entries zeroed. */
+static int grow_env(scan_t *s, uint32_t k) {
+  size_t ncap = (size_t)s->env_cap * 2;
+  if (ncap < 16)
+    ncap = 16;
+  if (ncap <= k)
+    ncap = (size_t)k + 1;
+  if (ncap > s->max_batch)
+    ncap = s->max_batch;
+  jrpc__envelope_t *ne = jrpc__arena_alloc(s->a, ncap * sizeof(*ne));
+  if (!ne)
+    return JRPC_ENOMEM;
+  memcpy(ne, s->env, s->env_cap * sizeof(*ne));
+  memset(ne + s->env_cap, 0, (ncap - s->env_cap) * sizeof(*ne));
+  s->env = ne;
+  s->env_cap = (uint32_t)ncap;
   return 0;
 }
 
@@ -125,9 +150,13 @@ static int scan(scan_t *s, const char *js, size_t len, uint32_t *count,
   int elems = 0;    /* ...has this many elements so far */
   int esc;
   jrpc_type_t ty;
-  /* The envelope member the root object's current key names, until its
-   * value is scanned; if that value is a container, `cmember` holds the
-   * member until the container closes. */
+  /* Request objects are the root object (their keys at depth 1) or the
+   * root array's elements (keys at depth 2); `env` is the one being read.
+   * The envelope member its current key names waits in `member` until
+   * the value is scanned; if the value is a container, in `cmember` until
+   * the container closes. */
+  int req_depth = 1;
+  jrpc__envelope_t *env = NULL;
   int member = 0, cmember = 0;
 
 value:
@@ -146,8 +175,21 @@ value:
     in_obj = *p == '{';
     tk->type = in_obj ? JSMN_OBJECT : JSMN_ARRAY;
     tk->start = (int)(p - base);
-    if (in_obj && depth == 0)
-      s->env->is_object = 1;
+    if (depth == 0 && in_obj) {
+      env = s->env;
+      env->is_object = 1;
+    } else if (depth == 0) {
+      req_depth = 2;
+    } else if (depth == 1 && req_depth == 2) {
+      uint32_t k = (uint32_t)elems - 1; /* the batch element this is */
+      env = NULL;
+      if (in_obj && k < s->max_batch) {
+        if (k >= s->env_cap && grow_env(s, k))
+          return JRPC_ENOMEM;
+        env = &s->env[k];
+        env->is_object = 1;
+      }
+    }
     if (JRPC__UNLIKELY(member)) { /* the value of an envelope member */
       cmember = member;
       member = 0;
@@ -190,17 +232,20 @@ value:
     break;
   }
   default: {
-    if (*p != '-' && (unsigned)(*p - '0') > 9)
-      FAIL("invalid JSON");
+    /* 1 to 9 then digits only, up to a byte that cannot continue a number:
+     * valid as it stands. Anything else has its whole span checked. */
     const unsigned char *q = p;
-    /* 1 to 9 then digits only: valid as it stands. */
-    int plain = *p != '0' && *p != '-';
-    while (q < e && num_byte[*q]) {
-      plain &= (unsigned)(*q - '0') <= 9;
-      q++;
+    if ((unsigned)(*p - '1') <= 8)
+      for (q++; q < e && (unsigned)(*q - '0') <= 9;)
+        q++;
+    if (JRPC__UNLIKELY(q == p || (q < e && num_byte[*q]))) {
+      if (*p != '-' && (unsigned)(*p - '0') > 9)
+        FAIL("invalid JSON");
+      while (q < e && num_byte[*q])
+        q++;
+      if (!jrpc__num_valid((const char *)p, (size_t)(q - p)))
+        FAIL("invalid number");
     }
-    if (!plain && !jrpc__num_valid((const char *)p, (size_t)(q - p)))
-      FAIL("invalid number");
     tk->type = JSMN_PRIMITIVE;
     tk->start = (int)(p - base);
     tk->end = (int)(q - base);
@@ -210,7 +255,7 @@ value:
   }
   }
   if (JRPC__UNLIKELY(member)) {
-    jrpc__env_record(s->env, member, ty, s->hdr, n, tk->start, tk->end, esc);
+    jrpc__env_record(env, member, ty, s->hdr, n, tk->start, tk->end, esc);
     member = 0;
   }
   tk->parent = (int)n + 1; /* skip link of a scalar */
@@ -244,8 +289,8 @@ close:
   t[top].end = (int)(p + 1 - base);
   t[top].parent = (int)n; /* skip link: the token after the subtree */
   p++;
-  if (JRPC__UNLIKELY(cmember) && depth == 2) {
-    jrpc__env_record(s->env, cmember, in_obj ? JRPC_T_OBJECT : JRPC_T_ARRAY,
+  if (JRPC__UNLIKELY(cmember) && depth == req_depth + 1) {
+    jrpc__env_record(env, cmember, in_obj ? JRPC_T_OBJECT : JRPC_T_ARRAY,
                      s->hdr, top, t[top].start, t[top].end, 0);
     cmember = 0;
   }
@@ -268,7 +313,7 @@ key:
     string_token(tk, base, p, q, STR_KEY | (esc ? STR_ESC : 0));
     tk->parent = (int)n + 1;
     n++;
-    if (depth == 1) { /* a member of the root object */
+    if (depth == req_depth && env) { /* a member of a request object */
       const char *ks = (const char *)p + 1;
       size_t kn = (size_t)(q - p - 1);
       member = esc ? jrpc__tok_member_escaped(ks, kn, s->a)
@@ -276,34 +321,13 @@ key:
     }
     p = q + 1;
   }
-  SKIP_WS();
-  if (p == e || *p != ':')
-    FAIL("missing ':' after an object key");
+  if (JRPC__UNLIKELY(p == e || *p != ':')) {
+    SKIP_WS();
+    if (p == e || *p != ':')
+      FAIL("missing ':' after an object key");
+  }
   p++;
   goto value;
-}
-
-/* The envelope of the request object at token `obj`: its members, key then
- * value, stepping over each value's subtree by its skip link. */
-static void read_envelope(jrpc__tokdoc_t *d, uint32_t obj,
-                          jrpc__envelope_t *env, jrpc__arena_t *a) {
-  const jsmntok_t *t = d->t;
-  const char *js = d->hdr.buf;
-  env->is_object = 1;
-  uint32_t k = obj + 1;
-  for (int m = 0; m < t[obj].size; m++) {
-    const jsmntok_t *key = &t[k];
-    uint32_t v = k + 1;
-    const char *ks = js + key->start;
-    size_t kn = (size_t)(key->end - key->start);
-    int member = key->size & STR_ESC ? jrpc__tok_member_escaped(ks, kn, a)
-                                     : jrpc__tok_member_raw(ks, kn);
-    if (member != JRPC__M_OTHER) {
-      int vesc = t[v].type == JSMN_STRING && (t[v].size & STR_ESC);
-      jrpc__tok_record_member(env, member, d, v, vesc);
-    }
-    k = (uint32_t)t[v].parent;
-  }
 }
 
 static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
@@ -324,6 +348,8 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   if (!s.t || !s.env)
     return JRPC_ENOMEM;
   memset(s.env, 0, sizeof(*s.env));
+  s.env_cap = 1;
+  s.max_batch = max_batch;
   s.hdr = &d->hdr;
   uint32_t n = 0;
   int rc = scan(&s, js, len, &n, &out->why);
@@ -351,16 +377,10 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   }
   if (out->count == 0)
     return 0;
-  out->env = jrpc__arena_alloc(a, out->count * sizeof(*out->env));
-  if (!out->env)
+  /* Elements after the last object have no entry yet. */
+  if (out->count > s.env_cap && grow_env(&s, out->count - 1))
     return JRPC_ENOMEM;
-  memset(out->env, 0, out->count * sizeof(*out->env));
-  uint32_t i = 1;
-  for (uint32_t k = 0; k < out->count; k++) {
-    if (t[i].type == JSMN_OBJECT)
-      read_envelope(d, i, &out->env[k], a);
-    i = (uint32_t)t[i].parent;
-  }
+  out->env = s.env;
   return 0;
 }
 
