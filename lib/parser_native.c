@@ -89,16 +89,27 @@ static int grow_env(scan_t *s, uint32_t k) {
 
 /* p is at an opening quote. On success returns the closing quote's
  * position and sets *esc; NULL when the string is unterminated or its
- * content invalid. Plain content goes by SIMD (strspan.h); the first byte
- * that is not plain ASCII sends the rest of the string, checked as it
- * goes, to jrpc__str_scan. */
+ * content invalid. The first 16 bytes of content are looked at in one SSE2
+ * step (the frame has JRPC__PAD readable bytes after it): keys and short
+ * values end there. Anything else (longer, escapes, non-ASCII) goes to
+ * jrpc__str_scan, which checks as it goes and scans plain runs by SIMD. */
 static inline __attribute__((always_inline)) const unsigned char *
 scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
-  *esc = 0;
-  p = jrpc__plain_span_padded(p + 1, e);
-  if (JRPC__LIKELY(p < e && *p == '"'))
-    return p;
-  return jrpc__str_scan(p, e, esc);
+  p++;
+#ifdef JRPC__SPAN_SSE2
+  unsigned m = jrpc__special16(p);
+  if (JRPC__LIKELY(m)) {
+    const unsigned char *q = p + __builtin_ctz(m);
+    if (JRPC__LIKELY(q < e && *q == '"')) {
+      *esc = 0;
+      return q;
+    }
+  }
+#endif
+  int has_esc = 0; /* a local: *esc may then live in a register */
+  const unsigned char *q = jrpc__str_scan(p, e, &has_esc);
+  *esc = has_esc;
+  return q;
 }
 
 /* The string between the quotes at p and q. */

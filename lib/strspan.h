@@ -69,10 +69,11 @@ int jrpc__strspan_force(const char *name);
 #ifdef JRPC__SPAN_SSE2
 /* A bit per byte of the 16 at p that is special. A signed compare with
  * 0x20 catches both the control bytes and every byte >= 0x80. */
-static inline unsigned jrpc__special16(const unsigned char *p) {
+static inline __attribute__((always_inline)) unsigned
+jrpc__special16(const unsigned char *p) {
   __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
   __m128i m =
-      _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)),
+      _mm_or_si128(_mm_cmpgt_epi8(_mm_set1_epi8(0x20), x),
                    _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
                                 _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))));
   return (unsigned)_mm_movemask_epi8(m);
@@ -94,24 +95,6 @@ static inline const unsigned char *jrpc__plain_span(const unsigned char *p,
   }
 #endif
   return jrpc__plain_span_swar(p, end);
-}
-
-/* The same inside a parser's frame, which has at least 64 readable bytes
- * after end (JRPC__PAD): the first 16 bytes are looked at in one step
- * whatever the length, so that keys and short values take one. */
-static inline const unsigned char *
-jrpc__plain_span_padded(const unsigned char *p, const unsigned char *end) {
-#ifdef JRPC__SPAN_SSE2
-  unsigned m = jrpc__special16(p);
-  if (m) {
-    p += __builtin_ctz(m);
-    return p < end ? p : end;
-  }
-  p += 16;
-  if (p >= end)
-    return end;
-#endif
-  return jrpc__plain_span(p, end);
 }
 
 #endif
