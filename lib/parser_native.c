@@ -135,7 +135,7 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
   } while (0)
 #define NEED_TOKEN()                                                           \
   do {                                                                         \
-    if (JRPC__UNLIKELY(n == s->cap)) {                                         \
+    if (sized && JRPC__UNLIKELY(n == s->cap)) {                                \
       if (grow(s, n))                                                          \
         return JRPC_ENOMEM;                                                    \
       t = s->t;                                                                \
@@ -147,8 +147,9 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
  * JRPC_ENOMEM. The innermost open container is kept in locals (its token,
  * whether it is an object, its element count so far); the stack holds the
  * outer ones, whose counts wait in their tokens' `size`. */
-static int scan(scan_t *s, const char *js, size_t len, uint32_t *count,
-                const char **why) {
+static inline __attribute__((always_inline)) int
+scan_frame(scan_t *s, const char *js, size_t len, uint32_t *count,
+           const char **why, const int sized) {
   const unsigned char *const base = (const unsigned char *)js;
   const unsigned char *p = base, *const e = base + len;
   uint32_t stack[JRPC__MAX_DEPTH]; /* open containers, outermost first */
@@ -341,6 +342,21 @@ key:
   goto value;
 }
 
+/* Every token starts at a byte of its own, so a frame of len bytes has at
+ * most len + 1 of them: small frames get that many at once and the scan
+ * never checks for room; larger ones start smaller and grow. */
+#define UNSIZED_MAX 2048
+
+static int scan_small(scan_t *s, const char *js, size_t len, uint32_t *count,
+                      const char **why) {
+  return scan_frame(s, js, len, count, why, 0);
+}
+
+static int scan_large(scan_t *s, const char *js, size_t len, uint32_t *count,
+                      const char **why) {
+  return scan_frame(s, js, len, count, why, 1);
+}
+
 static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
                         jrpc__arena_t *a, uint32_t max_batch,
                         jrpc__parsed_t *out) {
@@ -351,7 +367,7 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
 
   scan_t s;
   s.most = len + 1;
-  size_t cap = len / 4 + 16;
+  size_t cap = len <= UNSIZED_MAX ? s.most : len / 4 + 16;
   s.cap = (uint32_t)(cap > s.most ? s.most : cap);
   s.a = a;
   s.t = jrpc__arena_alloc(a, s.cap * sizeof(*s.t));
@@ -363,7 +379,8 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   s.max_batch = max_batch;
   s.hdr = &d->hdr;
   uint32_t n = 0;
-  int rc = scan(&s, js, len, &n, &out->why);
+  int rc = len <= UNSIZED_MAX ? scan_small(&s, js, len, &n, &out->why)
+                              : scan_large(&s, js, len, &n, &out->why);
   if (rc)
     return rc;
   if (out->why) {
