@@ -15,6 +15,7 @@
 #include "log.h"
 #include "parser.h"
 #include "sdnotify.h"
+#include "strspan.h"
 #include "server.h"
 
 #ifndef JRPCD_VERSION
@@ -152,16 +153,22 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
     jrpcd_gen_release(g);
     return 1;
   }
+  /* What auto chose and on what evidence, and the string-scanning kernel
+   * native uses, in one parenthesis. */
   size_t th = jrpc__parser_auto_threshold(p);
   if (!strcmp(c->parser, "auto") && th == 0)
-    printf(" (simdjson with its %s kernel for every frame)",
-           jrpc__simdjson_kernel());
+    printf(" (simdjson with its %s kernel for every frame: %s; ",
+           jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
   else if (!strcmp(c->parser, "auto") && th != SIZE_MAX)
-    printf(" (native below %zu bytes, simdjson with its %s kernel from there)",
-           th, jrpc__simdjson_kernel());
+    printf(" (native below %zu bytes, simdjson with its %s kernel from "
+           "there: %s; ",
+           th, jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
   else if (!strcmp(c->parser, "auto"))
-    printf(" (native for every frame; simdjson kernel: %s)",
-           jrpc__simdjson_kernel());
+    printf(" (native for every frame: %s; simdjson kernel: %s; ",
+           jrpc__parser_auto_why(p), jrpc__simdjson_kernel());
+  else
+    printf(" (");
+  printf("string scanning: %s)", jrpc__strspan_kernel());
   printf("\n");
   jrpc__parser_destroy(p);
   for (size_t i = 0; i < c->nlistens; i++) {
