@@ -5,11 +5,12 @@ terminal, as a person would, and checks what it shows.
 Reads the script from stdin: lines "send TEXT" (TEXT with Python escapes:
 \\t is Tab, \\x1b[A the up arrow, \\r Enter, \\x04 Ctrl-D) and "expect TEXT"
 (waits until TEXT has appeared in the output since the last expect, at most
-TIMEOUT seconds), and "eof", which sends Ctrl-D every half second until
-jrpc exits: a Ctrl-D typed while the terminal is still in canonical mode,
-between two prompts, is an end-of-file the line discipline may drop when
-libedit switches to raw mode, and a person would press it again. Ends with jrpc's exit status, which must come within
-TIMEOUT seconds of the script's end. Exit 0 when everything was seen, 1
+TIMEOUT seconds), and "eof", which sends Ctrl-U Ctrl-D every half second
+until jrpc exits: a Ctrl-D typed while the terminal is still in canonical
+mode, between two prompts, can end up in the line as a character once
+libedit switches to raw mode, and a person would clear the line and press
+it again. Ends with jrpc's exit status, which must come within TIMEOUT
+seconds of the script's end. Exit 0 when everything was seen, 1
 otherwise, with the terminal output printed.
 """
 import os
@@ -82,8 +83,11 @@ def main():
                 fail("jrpc exited with status %d" % code)
             return
         if eof:
+            # Ctrl-U first: a Ctrl-D that reached the terminal while it was
+            # still in cooked mode (jrpc between two prompts) can land in
+            # the line as a character, and Ctrl-D ends only an empty line.
             try:
-                os.write(fd, b"\x04")
+                os.write(fd, b"\x15\x04")
             except OSError:
                 pass
         read_some(time.monotonic() + 0.5)
