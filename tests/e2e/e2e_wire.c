@@ -383,8 +383,12 @@ static void test_deferred_batch_order(void **state) {
   e2e_daemon_t *d = *state;
   e2e_start(d, NULL);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
-  e2e_send(c, DEFERRED_BATCH);
-  e2e_expect(c, "[" RES("3", "2") "," RES("50", "3") "," RES("100", "1") "]");
+  /* The thread-pool call must finish first: 50 ms against 1 s leaves room
+   * for a loaded machine (100 ms once did not, under ASan). */
+  e2e_send(c, "[" REQ("sleep.ms", "[1000]", "1") "," REQ(
+                  "math.add", "[1,2]", "2") "," REQ("sleep.work_ms",
+                                                    "{\"ms\":50}", "3") "]");
+  e2e_expect(c, "[" RES("3", "2") "," RES("50", "3") "," RES("1000", "1") "]");
   e2e_close(c);
   e2e_stop(d);
 }
