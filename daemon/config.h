@@ -56,6 +56,8 @@ typedef struct jrpcd_config {
   char *plugin_dir;
   int log_level;      /* JRPC_LOG_ERROR .. JRPC_LOG_DEBUG */
   int strict_plugins; /* 1: a plugin failing to load is fatal */
+  char *user;         /* serve as this user (privs.h); NULL: as started */
+  char *group;        /* and group; NULL: the user's own */
   uint32_t max_frame_bytes;
   uint32_t max_batch;
   uint64_t max_response_bytes;

@@ -4,6 +4,7 @@
 #include "config_keys.h"
 
 #include "access.h"
+#include "privs.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -90,6 +91,12 @@ const jrpcd_key_t jrpcd_keys[] = {
      .doc = "how much is logged (-v and -q shift it)"},
     {"strict_plugins", SERVER(strict_plugins), .type = JRPCD_KEY_BOOL,
      .def = "yes", .doc = "a plugin that fails to load stops the start"},
+    {"user", SERVER(user), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a user name or uid", .check = jrpcd_user_known,
+     .doc = "serve as this user once sockets are bound and plugins loaded"},
+    {"group", SERVER(group), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a group name or gid", .check = jrpcd_group_known,
+     .doc = "serve with this group (default: the user's own)"},
     {"max_frame_bytes", SERVER(max_frame_bytes), UINT(64, INT32_MAX),
      .def = "1048576", .doc = "largest request frame (-32001 beyond)"},
     {"max_batch", SERVER(max_batch), UINT(1, 1000000), .def = "1000",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "privs.h"
 #include "sdnotify.h"
 
 static void free_listeners(jrpcd_server_t *s) {
@@ -60,6 +61,13 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
     snprintf(err, errlen, "out of memory");
     return -1;
   }
+  /* Sockets are bound and plugins loaded: root (if it was) is not needed
+   * any more, and the worker threads start as the user to serve as. */
+  if (jrpcd_drop_privileges(s->conf.user, s->conf.group, err, errlen) != 0)
+    return -1;
+  if (s->conf.user || s->conf.group)
+    jrpcd_info("serving as uid %u, gid %u", (unsigned)getuid(),
+               (unsigned)getgid());
   for (unsigned i = 0; i < s->conf.workers; i++) {
     if (jrpcd_worker_start(&s->workers[i], s, i, err, errlen)) {
       /* The half-made worker has no thread yet; the others stop. */

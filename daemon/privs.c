@@ -1,0 +1,117 @@
+/* privs.c - giving up root; see privs.h. */
+#include "privs.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int lookup_user(const char *name, struct passwd *pw, char *buf,
+                       size_t n) {
+  struct passwd *res = NULL;
+  if (getpwnam_r(name, pw, buf, n, &res) == 0 && res)
+    return 0;
+  char *end;
+  errno = 0;
+  unsigned long id = strtoul(name, &end, 10);
+  if (*name && !*end && !errno && id < (uid_t)-1 &&
+      getpwuid_r((uid_t)id, pw, buf, n, &res) == 0 && res)
+    return 0;
+  return -1;
+}
+
+static int lookup_group(const char *name, gid_t *gid) {
+  struct group gr, *res = NULL;
+  char buf[16384];
+  if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) == 0 && res) {
+    *gid = gr.gr_gid;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  unsigned long id = strtoul(name, &end, 10);
+  if (*name && !*end && !errno && id < (gid_t)-1) {
+    *gid = (gid_t)id; /* a gid without a name is still a gid */
+    return 0;
+  }
+  return -1;
+}
+
+int jrpcd_user_known(const char *name, char *why, size_t whylen) {
+  struct passwd pw;
+  char buf[4096];
+  if (lookup_user(name, &pw, buf, sizeof(buf)) == 0)
+    return 0;
+  snprintf(why, whylen, "\"%s\" is no user of this system", name);
+  return -1;
+}
+
+int jrpcd_group_known(const char *name, char *why, size_t whylen) {
+  gid_t gid;
+  if (lookup_group(name, &gid) == 0)
+    return 0;
+  snprintf(why, whylen, "\"%s\" is no group of this system", name);
+  return -1;
+}
+
+int jrpcd_drop_privileges(const char *user, const char *group, char *err,
+                          size_t errlen) {
+  if (!user && !group)
+    return 0;
+  struct passwd pw;
+  char buf[4096];
+  if (user && lookup_user(user, &pw, buf, sizeof(buf)) != 0) {
+    snprintf(err, errlen, "user = %s: no such user", user);
+    return -1;
+  }
+  gid_t gid = user ? pw.pw_gid : getgid();
+  if (group && lookup_group(group, &gid) != 0) {
+    snprintf(err, errlen, "group = %s: no such group", group);
+    return -1;
+  }
+  uid_t uid = user ? pw.pw_uid : getuid();
+  if (getuid() == uid && geteuid() == uid && getgid() == gid &&
+      getegid() == gid)
+    return 0; /* already that user: nothing to give up */
+  if (geteuid() != 0) {
+    snprintf(err, errlen,
+             "%s%s%s%s: switching needs jrpcd started as root (it runs as "
+             "uid %u)",
+             user ? "user = " : "", user ? user : "",
+             user && group ? ", group = "
+             : group       ? "group = "
+                           : "",
+             group ? group : "", (unsigned)geteuid());
+    return -1;
+  }
+  /* Groups first, while root may still set them: the user's supplementary
+   * groups, or only the one group asked for. */
+  int rc = user ? initgroups(pw.pw_name, gid) : setgroups(1, &gid);
+  if (rc != 0) {
+    snprintf(err, errlen, "%s: %s", user ? "initgroups" : "setgroups",
+             strerror(errno));
+    return -1;
+  }
+  if (setresgid(gid, gid, gid) != 0) {
+    snprintf(err, errlen, "setresgid(%u): %s", (unsigned)gid, strerror(errno));
+    return -1;
+  }
+  if (setresuid(uid, uid, uid) != 0) {
+    snprintf(err, errlen, "setresuid(%u): %s", (unsigned)uid, strerror(errno));
+    return -1;
+  }
+  /* Trust, but verify: every id is the new one, and root is gone. */
+  uid_t ru, eu, su;
+  gid_t rg, eg, sg;
+  if (getresuid(&ru, &eu, &su) != 0 || ru != uid || eu != uid || su != uid ||
+      getresgid(&rg, &eg, &sg) != 0 || rg != gid || eg != gid || sg != gid ||
+      (uid != 0 && setuid(0) == 0)) {
+    snprintf(err, errlen, "the switch to uid %u gid %u did not hold",
+             (unsigned)uid, (unsigned)gid);
+    return -1;
+  }
+  return 0;
+}
