@@ -817,3 +817,11 @@ void e2e_pump(e2e_conn_t **cs, size_t n, const e2e_pump_ops_t *ops, void *arg,
       fail_msg("no progress for %d ms", stall_ms);
   }
 }
+
+void e2e_roundtrip(e2e_conn_t *c, int id) {
+  char req[128], want[128];
+  snprintf(req, sizeof(req), REQ("math.add", "[%d,%d]", "%d"), id, id, id);
+  snprintf(want, sizeof(want), RES("%d", "%d"), 2 * id, id);
+  e2e_send(c, req);
+  e2e_expect(c, want);
+}

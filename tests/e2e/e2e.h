@@ -139,6 +139,8 @@ void e2e_flush(e2e_conn_t *c);
  * until the next e2e_recv or e2e_close), 0 at EOF or a reset with nothing
  * buffered, -1 on timeout or a framing error in the reply stream. */
 int e2e_recv(e2e_conn_t *c, const char **p, size_t *n, int ms);
+/* math.add [id,id] answered with 2 * id, byte for byte; asserts. */
+void e2e_roundtrip(e2e_conn_t *c, int id);
 /* Asserts that the next reply is exactly `expected` (byte for byte; shown
  * as JSON on mismatch). */
 #define e2e_expect(c, expected) e2e_expect_((c), (expected), __FILE__, __LINE__)

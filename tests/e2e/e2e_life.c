@@ -18,14 +18,6 @@
 #include "e2e.h"
 #include "testutil.h"
 
-static void roundtrip(e2e_conn_t *c, int id) {
-  char req[128], want[128];
-  snprintf(req, sizeof(req), REQ("math.add", "[%d,%d]", "%d"), id, id, id);
-  snprintf(want, sizeof(want), RES("%d", "%d"), 2 * id, id);
-  e2e_send(c, req);
-  e2e_expect(c, want);
-}
-
 /* Replies of calls in flight come whenever those calls end: want[] lists
  * them, seen[] marks those that came (each once). */
 typedef struct inflight {
@@ -117,7 +109,7 @@ static void test_max_connections(void **state) {
   /* Each answered: accepted and counted by the daemon. */
   for (int i = 0; i < 3; i++) {
     c[i] = e2e_connect(d, (e2e_ep_t)i);
-    roundtrip(c[i], i + 1);
+    e2e_roundtrip(c[i], i + 1);
   }
   /* One too many, on each transport: accepted and closed at once, without
    * a byte. */
@@ -130,7 +122,7 @@ static void test_max_connections(void **state) {
   e2e_wait_log(d, "max_connections (3) reached", 1, E2E_REPLY_MS);
   /* The three still work. */
   for (int i = 0; i < 3; i++)
-    roundtrip(c[i], i + 10);
+    e2e_roundtrip(c[i], i + 10);
   /* Once one has gone (and the daemon has seen it go), a new one is
    * served. */
   e2e_close(c[0]);
@@ -145,7 +137,7 @@ static void test_max_connections(void **state) {
     int r = e2e_recv(n, &p, &len, E2E_REPLY_MS);
     if (r == 1) {
       assert_true(e2e_same(p, len, RES("2", "1")));
-      roundtrip(n, 99);
+      e2e_roundtrip(n, 99);
       e2e_close(n);
       break;
     }
@@ -169,7 +161,7 @@ static void test_idle_timeout(void **state) {
   e2e_conn_t *busy = e2e_connect(d, E2E_TCP_LEN);
   e2e_send(busy, REQ("sleep.ms", "[600]", "\"slow\""));
   e2e_conn_t *idle = e2e_connect(d, E2E_UNIX_NL);
-  roundtrip(idle, 1);
+  e2e_roundtrip(idle, 1);
   /* Quiet since: closed (bounded wait; the timeout is a lower bound). */
   e2e_expect_eof(idle, E2E_REPLY_MS, 0);
   e2e_close(idle);
@@ -179,7 +171,7 @@ static void test_idle_timeout(void **state) {
   e2e_close(busy);
   e2e_wait_log(d, "idle for 300 ms; closing it", 2, E2E_REPLY_MS);
   e2e_conn_t *c = e2e_connect(d, E2E_TCP_NL);
-  roundtrip(c, 2);
+  e2e_roundtrip(c, 2);
   e2e_close(c);
   e2e_stop(d);
 }
@@ -198,7 +190,7 @@ static void test_idle_timeout_not_early(void **state) {
   uint64_t sent[2];
   for (int i = 0; i < 2; i++) {
     sent[i] = e2e_now_ms();
-    roundtrip(c[i], i + 1);
+    e2e_roundtrip(c[i], i + 1);
   }
   for (int i = 0; i < 2; i++) {
     e2e_expect_eof(c[i], E2E_REPLY_MS, 0);
@@ -278,7 +270,7 @@ static void test_sigterm_drains(void **state) {
   e2e_conn_t *c[E2E_NEP];
   for (e2e_ep_t ep = 0; ep < E2E_NEP; ep++) {
     c[ep] = e2e_connect(d, ep);
-    roundtrip(c[ep], 100); /* accepted: the daemon knows this connection */
+    e2e_roundtrip(c[ep], 100); /* accepted: the daemon knows this connection */
     for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
       e2e_queue(c[ep], reqs[i], strlen(reqs[i]));
     /* In one write; the first reply shows the daemon has read it all (one
@@ -319,7 +311,7 @@ static void test_stop_deadline(void **state) {
   c[0] = e2e_connect(d, E2E_UNIX_NL);
   c[1] = e2e_connect(d, E2E_TCP_LEN);
   for (int i = 0; i < 2; i++) {
-    roundtrip(c[i], 9);
+    e2e_roundtrip(c[i], 9);
     /* Longer than E2E_STOP_MS: only the deadline can end them in time. */
     e2e_send(c[i], REQ("sleep.ms", "[30000]", "1"));
     e2e_send(c[i], "[" REQ("sleep.ms", "[30000]",
@@ -369,7 +361,7 @@ static void test_second_signal_kills(void **state) {
   e2e_opts_t o = {.server = "shutdown_timeout_ms = 60000\n"};
   e2e_start(d, &o);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_LEN);
-  roundtrip(c, 1);
+  e2e_roundtrip(c, 1);
   e2e_send(c, REQ("sleep.ms", "[60000]", "2"));
   e2e_signal(d, SIGTERM);
   e2e_wait_log(d, "stopping", 1, E2E_REPLY_MS);
@@ -489,7 +481,7 @@ static void test_sighup_while_streaming(void **state) {
   e2e_free(s.seen);
   assert_int_equal(e2e_log_count(d, "] reloaded "), 3);
   assert_int_equal(e2e_log_count(d, "reload failed"), 0);
-  roundtrip(c, 7);
+  e2e_roundtrip(c, 7);
   e2e_close(c);
   e2e_stop(d);
 }
@@ -500,7 +492,7 @@ static void test_sighup_failures_and_changes(void **state) {
   e2e_daemon_t *d = *state;
   e2e_start(d, NULL);
   e2e_conn_t *c = e2e_connect(d, E2E_TCP_LEN);
-  roundtrip(c, 1);
+  e2e_roundtrip(c, 1);
 
   /* An unknown key: the config is refused as a whole. */
   e2e_opts_t bad = {.server = "no_such_key = 1\n"};
@@ -508,7 +500,7 @@ static void test_sighup_failures_and_changes(void **state) {
   e2e_signal(d, SIGHUP);
   e2e_wait_log(d, "reload failed", 1, E2E_REPLY_MS);
   assert_true(e2e_log_count(d, "no_such_key") > 0);
-  roundtrip(c, 2);
+  e2e_roundtrip(c, 2);
   e2e_send(c, REQ("echo", "[\"still\"]", "3"));
   e2e_expect(c, RES("[\"still\"]", "3"));
 
@@ -520,7 +512,7 @@ static void test_sighup_failures_and_changes(void **state) {
   e2e_rewrite(d, &broken, NULL);
   e2e_signal(d, SIGHUP);
   e2e_wait_log(d, "reload failed", 2, E2E_REPLY_MS);
-  roundtrip(c, 4);
+  e2e_roundtrip(c, 4);
 
   /* Without echo: echo is gone for new calls, math stays. */
   e2e_opts_t noecho = {.plugins = "[plugin math]\npath = math.so\n"
@@ -530,7 +522,7 @@ static void test_sighup_failures_and_changes(void **state) {
   e2e_wait_log(d, "] reloaded ", 1, E2E_REPLY_MS);
   int id = 100;
   await_echo(c, 0, &id, NULL);
-  roundtrip(c, 6);
+  e2e_roundtrip(c, 6);
   e2e_send(c, REQ("echo", "[1]", "7"));
   e2e_expect(c, ERR("-32601", "Method not found", "7"));
 
@@ -580,7 +572,7 @@ static void test_sighup_drops_plugin_with_calls_in_flight(void **state) {
   /* The calls started before the reload still answer, and the daemon
    * lives on once the old plugins are let go. */
   expect_inflight(c, &f);
-  roundtrip(c, 6);
+  e2e_roundtrip(c, 6);
   e2e_close(c);
   e2e_stop(d);
 }
@@ -602,7 +594,7 @@ static void test_sighup_keeps_plugins_of_parked_call(void **state) {
   e2e_start(d, &o);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_LEN);
   e2e_send(c, REQ("late.park", "[]", "1"));
-  roundtrip(c, 2); /* late.park has run: frames are taken in order */
+  e2e_roundtrip(c, 2); /* late.park has run: frames are taken in order */
   e2e_send(c, REQ("late.ended", "[]", "3"));
   e2e_expect(c, RES("0", "3"));
   /* Reload without echo and sleep; late comes back as a new instance. */
@@ -636,7 +628,7 @@ static void test_sighup_keeps_plugins_of_parked_call(void **state) {
       fail_msg("the old plugins stayed loaded after their last call ended");
     e2e_sleep_ms(10);
   }
-  roundtrip(c, 7);
+  e2e_roundtrip(c, 7);
   e2e_close(c);
   e2e_stop(d);
 }

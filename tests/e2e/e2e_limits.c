@@ -21,14 +21,6 @@
 
 #include "e2e.h"
 
-static void roundtrip(e2e_conn_t *c, int id) {
-  char req[128], want[128];
-  snprintf(req, sizeof(req), REQ("math.add", "[%d,%d]", "%d"), id, id, id);
-  snprintf(want, sizeof(want), RES("%d", "%d"), 2 * id, id);
-  e2e_send(c, req);
-  e2e_expect(c, want);
-}
-
 /* Queues n deferred notifications as single frames. */
 static void queue_notes(e2e_conn_t *c, int n) {
   for (int i = 0; i < n; i++)
@@ -62,7 +54,7 @@ static void held_behind_notes(e2e_daemon_t *d, e2e_ep_t ep, int batch) {
   e2e_flush(c);
   e2e_expect(c, RES("3", "1"));
   /* The connection reads on afterwards. */
-  roundtrip(c, 2);
+  e2e_roundtrip(c, 2);
   e2e_close(c);
 }
 
@@ -98,7 +90,7 @@ static void test_eof_after_notifications(void **state) {
  * frame_timeout_ms old, then the connection closes. */
 static void trickle(e2e_daemon_t *d, e2e_ep_t ep) {
   e2e_conn_t *c = e2e_connect(d, ep);
-  roundtrip(c, 1);
+  e2e_roundtrip(c, 1);
   if (e2e_ep_framing(ep) == E2E_LENGTH)
     e2e_send_raw(c, "\0\0\0\x40{\"jsonrpc\"", 15);
   else
@@ -212,7 +204,7 @@ static void test_batch_bounded(void **state) {
   if (ok != 4 || busy != 6)
     fail_msg("expected 4 results and 6 -32005 in %.*s", (int)len, p);
   assert_non_null(strstr(p, "{\"limit\":4,\"got\":4}"));
-  roundtrip(c, 11);
+  e2e_roundtrip(c, 11);
   e2e_close(c);
   e2e_stop(d);
 }
@@ -234,7 +226,7 @@ static void test_deferred_memory(void **state) {
                             "idle_timeout_ms = 600000\n"};
   e2e_start(d, &o);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
-  roundtrip(c, 1);
+  e2e_roundtrip(c, 1);
   uint64_t rss0 = e2e_rss_kib(d);
   for (int i = 0; i < CALLS; i++)
     e2e_queuef(c, REQ("sleep.ms", "[2000]", "%d"), i);

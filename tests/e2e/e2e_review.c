@@ -31,14 +31,6 @@
 #error "JRPC_FIXTURE_DIR must name the fixture plugins' folder"
 #endif
 
-static void roundtrip(e2e_conn_t *c, int id) {
-  char req[128], want[128];
-  snprintf(req, sizeof(req), REQ("math.add", "[%d,%d]", "%d"), id, id, id);
-  snprintf(want, sizeof(want), RES("%d", "%d"), 2 * id, id);
-  e2e_send(c, req);
-  e2e_expect(c, want);
-}
-
 /* SIGTERM, then a bounded wait for a clean exit (status 0, no sanitizer
  * report, no socket file left). */
 static void stop_within(e2e_daemon_t *d, int ms) {
@@ -158,8 +150,8 @@ static void test_notifications_count(void **state) {
   e2e_start(d, &o);
   e2e_conn_t *a = e2e_connect(d, E2E_UNIX_NL);
   e2e_conn_t *b = e2e_connect(d, E2E_TCP_NL);
-  roundtrip(a, 1); /* both accepted before the flood */
-  roundtrip(b, 2);
+  e2e_roundtrip(a, 1); /* both accepted before the flood */
+  e2e_roundtrip(b, 2);
   uint64_t rss0 = e2e_rss_kib(d);
 
   /* As many notifications as the daemon takes in about a second. Each
@@ -293,7 +285,7 @@ static void test_held_frames_answered_at_stop(void **state) {
                   .plugins = plugins};
   e2e_start(d, &o);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
-  roundtrip(c, 9); /* accepted */
+  e2e_roundtrip(c, 9); /* accepted */
   /* One write to a Unix socket: the daemon has all three at once, either
    * from its read or from the one it makes at the stop. sleep.ms fills
    * the connection's one slot, so 2 and 3 are held unparsed until it
@@ -325,7 +317,7 @@ static void test_deadline_with_held_frames(void **state) {
                             "shutdown_timeout_ms = 500\n"};
   e2e_start(d, &o);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
-  roundtrip(c, 99); /* accepted */
+  e2e_roundtrip(c, 99); /* accepted */
   /* One write: the first is in flight for a minute, 19 wait unparsed. */
   for (int id = 1; id <= 20; id++)
     e2e_queuef(c, REQ("sleep.ms", "[60000]", "%d"), id);
