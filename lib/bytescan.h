@@ -1,0 +1,30 @@
+/* bytescan.h - finding the first byte of a kind in a long run of bytes,
+ * with the widest vectors the running CPU has: SSE2 (every x86-64), AVX2
+ * when the CPU reports it (chosen once, at start-up; the build never
+ * assumes more than the baseline ISA). Elsewhere, eight bytes at a time.
+ *
+ * Callers use these for runs of 16 bytes and more (the reply writer's
+ * strings and raw values); shorter runs cost less inline. Never reads
+ * outside [p, end). */
+#ifndef JRPC_BYTESCAN_H
+#define JRPC_BYTESCAN_H
+
+#include <stddef.h>
+
+/* The first '\n' or '\r' in [p, end), or end. */
+const char *jrpc__scan_crlf(const char *p, const char *end);
+
+/* The first byte in [p, end) a JSON string cannot hold as plain ASCII
+ * ('"', '\\', < 0x20, >= 0x80), or end. */
+const unsigned char *jrpc__scan_special(const unsigned char *p,
+                                        const unsigned char *end);
+
+/* Which kernel the scans use: "avx2", "sse2" or "swar" (for jrpcd -t and
+ * the tests). */
+const char *jrpc__scan_kernel(void);
+
+/* Tests only (not thread-safe): use the kernel `name` ("swar", "sse2",
+ * "avx2"), or the CPU's best with NULL. -1 when this CPU lacks it. */
+int jrpc__scan_use(const char *name);
+
+#endif
