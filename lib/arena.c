@@ -80,7 +80,7 @@ void *jrpc__arena_alloc_slow(jrpc__arena_t *a, size_t n) {
   return c->data;
 }
 
-void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m) {
+void jrpc__arena_rewind_slow(jrpc__arena_t *a, jrpc__arena_mark_t m) {
   while (a->head && a->head != m.chunk) {
     jrpc__arena_chunk_t *c = a->head;
     a->head = c->next;

@@ -57,7 +57,15 @@ static inline jrpc__arena_mark_t jrpc__arena_mark(const jrpc__arena_t *a) {
   return m;
 }
 
-/* Frees everything allocated since `m` (chunks stay, as spares). */
-void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m);
+void jrpc__arena_rewind_slow(jrpc__arena_t *a, jrpc__arena_mark_t m);
+
+/* Frees everything allocated since `m` (chunks stay, as spares). Inline
+ * when no chunk was added since: a bump pointer moved back. */
+static inline void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m) {
+  if (a->head == m.chunk)
+    a->cur = m.cur;
+  else
+    jrpc__arena_rewind_slow(a, m);
+}
 
 #endif

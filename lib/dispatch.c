@@ -144,17 +144,17 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
                       int batch) {
   jrpc__request_t req;
   JRPC__STAT_INC(e->stats.calls);
-  int rc = jrpc__request_check(env, &e->arena, &req);
-  if (rc)
+  int rc = jrpc__request_check_fast(env, &e->arena, &req);
+  if (JRPC__UNLIKELY(rc))
     return rc;
-  if (req.kind == JRPC__REQ_INVALID) {
+  if (JRPC__UNLIKELY(req.kind == JRPC__REQ_INVALID)) {
     count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
                              req.id_n);
   }
   const jrpc__method_t *m =
       e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
-  if (!m) {
+  if (JRPC__UNLIKELY(!m)) {
     if (req.kind == JRPC__REQ_NOTIFY)
       return 0;
     count_error(e, NULL);
@@ -182,7 +182,14 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
 
   rc = m->fn(&call->pub, req.params, m->udata);
 
-  if (call->deferred) {
+  if (JRPC__LIKELY((unsigned)rc < (unsigned)JRPC_ASYNC && !call->deferred &&
+                   !call->notify && !call->err_code &&
+                   !(call->busy | call->too_large | call->w.bad) &&
+                   call->w.done)) {
+    /* The common ending: one complete result value, nothing else to say
+     * (jrpc__call_complete's checks, all passed). */
+    jrpc__reply_close(o, req.id, req.id_n);
+  } else if (call->deferred) {
     /* The reply comes from jrpc_finish; a batch waits for it. */
     jrpc__out_truncate(o, call->mark);
     if (batch && !call->notify) {

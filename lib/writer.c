@@ -92,7 +92,7 @@ static char *u64_text(char *end, uint64_t v) {
 int jrpc__json_u64(jrpc__outbuf_t *o, uint64_t v) {
   char tmp[24], *e = tmp + sizeof(tmp);
   char *b = u64_text(e, v);
-  return jrpc__out_put(o, b, (size_t)(e - b));
+  return jrpc__out_put_short(o, b, (size_t)(e - b));
 }
 
 int jrpc__json_i64(jrpc__outbuf_t *o, int64_t v) {
@@ -100,7 +100,7 @@ int jrpc__json_i64(jrpc__outbuf_t *o, int64_t v) {
   char *b = u64_text(e, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
   if (v < 0)
     *--b = '-';
-  return jrpc__out_put(o, b, (size_t)(e - b));
+  return jrpc__out_put_short(o, b, (size_t)(e - b));
 }
 
 int jrpc__json_f64(jrpc__outbuf_t *o, double v) {
