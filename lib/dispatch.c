@@ -139,9 +139,9 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
 
 /* One request object: check it, run its handler, write its response (none
  * for a notification). */
-static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
-                      const jrpc__envelope_t *env, const jrpc_peer_t *peer,
-                      int batch) {
+JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                            const jrpc__envelope_t *env,
+                            const jrpc_peer_t *peer, int batch) {
   jrpc__request_t req;
   JRPC__STAT_INC(e->stats.calls);
   int rc = jrpc__request_check_fast(env, &e->arena, &req);
@@ -296,7 +296,8 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
                       0);
     rc = 0;
   }
-  if (!o->oom && jrpc__out_pos(o) - enc.start.pos > UINT32_MAX) {
+  if (JRPC__UNLIKELY(jrpc__out_pos(o) - enc.start.pos > UINT32_MAX) &&
+      !o->oom) {
     /* A length prefix cannot say more than 4 GiB; nobody wants that
      * much on one line either. The batch's replies are dropped for one
      * error. */

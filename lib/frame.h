@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "outbuf.h"
 
 typedef enum jrpc__framing {
@@ -62,9 +63,28 @@ typedef struct jrpc__frame_enc {
   char *hdr;
 } jrpc__frame_enc_t;
 
-int jrpc__frame_begin(jrpc__framing_t kind, jrpc__outbuf_t *o,
-                      jrpc__frame_enc_t *enc);
-int jrpc__frame_end(jrpc__framing_t kind, jrpc__outbuf_t *o,
-                    jrpc__frame_enc_t *enc);
+int jrpc__frame_begin_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc);
+int jrpc__frame_end_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc);
+
+/* Inline: once per frame, and newline framing needs only a mark. */
+static inline int jrpc__frame_begin(jrpc__framing_t kind, jrpc__outbuf_t *o,
+                                    jrpc__frame_enc_t *enc) {
+  enc->start = jrpc__out_mark(o);
+  enc->hdr = NULL;
+  return kind == JRPC_FRAMING_LENGTH ? jrpc__frame_begin_length(o, enc) : 0;
+}
+
+static inline int jrpc__frame_end(jrpc__framing_t kind, jrpc__outbuf_t *o,
+                                  jrpc__frame_enc_t *enc) {
+  if (kind == JRPC_FRAMING_LENGTH)
+    return jrpc__frame_end_length(o, enc);
+  if (jrpc__out_pos(o) == enc->start.pos) {
+    jrpc__out_truncate(o, enc->start);
+    return 0;
+  }
+  if (o->oom)
+    return JRPC_ENOMEM;
+  return jrpc__out_byte(o, '\n');
+}
 
 #endif

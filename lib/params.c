@@ -9,14 +9,28 @@
 
 #include <string.h>
 
+#include "common.h"
 #include "jsontext.h"
 #include "tokdoc.h"
 #include "view.h"
 
-/* A number's text as jrpc_num_t says: an integer when it has no fraction
- * or exponent and fits int64_t, else a double. Short integers are read
- * here; anything else by the shared conversions. */
-static void num_text(const char *s, size_t n, jrpc_num_t *out) {
+/* A number's text as jrpc_num_t says, by the shared conversions: an
+ * integer when it has no fraction or exponent and fits int64_t, else a
+ * double. */
+static JRPC__NOINLINE void num_text_slow(const char *s, size_t n,
+                                         jrpc_num_t *out) {
+  out->is_int = 0;
+  if (jrpc__num_to_i64(s, n, &out->i) == 0) {
+    out->status = 0;
+    out->is_int = 1;
+    out->d = (double)out->i;
+    return;
+  }
+  out->status = jrpc__num_to_f64(s, n, &out->d);
+}
+
+/* The same, with short integers (the common case) read inline. */
+JRPC__INLINE void num_text(const char *s, size_t n, jrpc_num_t *out) {
   const char *p = s + (n && *s == '-'), *end = s + n;
   if (end - p >= 1 && end - p <= 18) {
     uint64_t v = 0;
@@ -34,14 +48,7 @@ static void num_text(const char *s, size_t n, jrpc_num_t *out) {
       return;
     }
   }
-  out->is_int = 0;
-  if (jrpc__num_to_i64(s, n, &out->i) == 0) {
-    out->status = 0;
-    out->is_int = 1;
-    out->d = (double)out->i;
-    return;
-  }
-  out->status = jrpc__num_to_f64(s, n, &out->d);
+  num_text_slow(s, n, out);
 }
 
 static void num_view(jrpc_val_t v, jrpc_num_t *out) {
@@ -82,8 +89,8 @@ static int by_views(jrpc_val_t params, const char *const *names, uint32_t n,
 
 /* ---- token backends: straight from the tokens ---- */
 
-static void num_tok(const jrpc__tokdoc_t *d, const jsmntok_t *t,
-                    jrpc_num_t *out) {
+JRPC__INLINE void num_tok(const jrpc__tokdoc_t *d, const jsmntok_t *t,
+                          jrpc_num_t *out) {
   out->is_int = 0;
   if (jrpc__tok_type(t, d->hdr.buf) != JRPC_T_NUMBER) {
     out->status = JRPC_ETYPE;

@@ -81,8 +81,8 @@ int jrpc__reply_error_open(jrpc__outbuf_t *o, int code, const char *msg);
 /* Closes the error object: "}" */
 int jrpc__reply_error_close(jrpc__outbuf_t *o);
 /* ,"id":ID}  (closes the response object) */
-static inline int jrpc__reply_close(jrpc__outbuf_t *o, const char *id,
-                                    size_t id_n) {
+JRPC__INLINE int jrpc__reply_close(jrpc__outbuf_t *o, const char *id,
+                                   size_t id_n) {
   int rc = JRPC__LIT(o, ",\"id\":");
   rc |= jrpc__out_put_short(o, id, id_n);
   rc |= jrpc__out_byte(o, '}');
