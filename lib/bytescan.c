@@ -89,10 +89,22 @@ AVX2 static inline __m256i crlf_mask32(__m256i v) {
                          _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r')));
 }
 
+/* Two vectors per step (one test for both), then one at a time. */
 #define SCAN32(name, mask, T, narrow)                                          \
   AVX2 static const T *name(const T *p, const T *end) {                        \
     if (end - p < 32)                                                          \
       return narrow(p, end);                                                   \
+    for (; end - p >= 64; p += 64) {                                           \
+      __m256i a = mask(_mm256_loadu_si256((const __m256i *)(const void *)p));  \
+      __m256i b =                                                              \
+          mask(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32)));   \
+      if (!_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b))) { \
+        unsigned m = (unsigned)_mm256_movemask_epi8(a);                        \
+        if (m)                                                                 \
+          return p + __builtin_ctz(m);                                         \
+        return p + 32 + __builtin_ctz((unsigned)_mm256_movemask_epi8(b));      \
+      }                                                                        \
+    }                                                                          \
     for (; end - p >= 32; p += 32) {                                           \
       unsigned m = (unsigned)_mm256_movemask_epi8(                             \
           mask(_mm256_loadu_si256((const __m256i *)(const void *)p)));         \

@@ -155,8 +155,8 @@ static int length_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
   return JRPC__FRAME_OK;
 }
 
-int jrpc__frame_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
-                     jrpc__frame_t *out) {
+int jrpc__frame_next_slow(jrpc__framer_t *f, const char *buf, size_t len,
+                          int eof, jrpc__frame_t *out) {
   out->p = NULL;
   out->n = 0;
   out->consumed = 0;
