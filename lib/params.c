@@ -99,12 +99,20 @@ JRPC__INLINE void num_tok(const jrpc__tokdoc_t *d, const jsmntok_t *t,
   num_text(d->hdr.buf + t->start, (size_t)(t->end - t->start), out);
 }
 
-/* Whether a key token names `name`: raw bytes first; a raw key longer than
- * the name may still decode to it ("\u0061" is "a"). */
-static int key_is(const char *raw, size_t rn, const char *name, size_t n) {
-  if (rn == n)
-    return memcmp(raw, name, n) == 0;
-  return rn > n && jrpc__str_equals(raw, rn, name, n);
+/* Whether a key token (raw bytes, never NUL) names `name`. Raw bytes
+ * first, against the NUL-terminated name (no strlen: names are short and
+ * usually differ at once); a raw key with an escape may still decode to
+ * the name ("\u0061" is "a"). */
+JRPC__INLINE int key_is(const char *raw, size_t rn, const char *name) {
+  size_t i = 0;
+  while (i < rn && raw[i] == name[i])
+    i++;
+  if (i == rn)
+    return name[rn] == '\0';
+  for (size_t j = 0; j < rn; j++)
+    if (raw[j] == '\\')
+      return jrpc__str_equals(raw, rn, name, strlen(name));
+  return 0;
 }
 
 static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
@@ -124,13 +132,12 @@ static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
     return JRPC_ETYPE;
   const char *js = d->hdr.buf;
   for (uint32_t k = 0; k < n; k++) {
-    size_t nn = strlen(names[k]);
     out[k].status = JRPC_ENOENT;
     out[k].is_int = 0;
     uint32_t key = idx + 1;
     for (int m = 0; m < c->size; m++) {
       const jsmntok_t *kt = &d->t[key];
-      if (key_is(js + kt->start, (size_t)(kt->end - kt->start), names[k], nn)) {
+      if (key_is(js + kt->start, (size_t)(kt->end - kt->start), names[k])) {
         num_tok(d, &d->t[key + 1], &out[k]);
         break;
       }
