@@ -11,8 +11,10 @@
 #
 # build-dir defaults to build/run, parser to native, workloads (jrpc-bench
 # -W names, quoted) to "small named notify batch:100 large:1024". A
-# batch:N figure is per call, notify's per request (it sends a notification
-# and a call per request: calls = 2). Takes a few minutes.
+# batch:N figure is per call, notify's per call (it sends a notification
+# and a call per request: calls = 2). Takes a few minutes. With
+# CG_KEEP=DIR the profiles stay there (KIND.WORKLOAD.REQUESTS, ':' as '_'),
+# for bench/callgrind_stages.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
@@ -36,7 +38,8 @@ trap cleanup EXIT
 
 # ir SERVER-KIND WORKLOAD REQUESTS: the server's instructions for a run.
 ir() {
-  local kind=$1 wl=$2 n=$3 sock=$T/s.sock out=$T/cg.out i
+  local kind=$1 wl=$2 n=$3 sock=$T/s.sock i
+  local out=${CG_KEEP:-$T}/$kind.${wl/:/_}.$n
   rm -f "$sock" "$out"
   if [ "$kind" = echo ]; then
     valgrind --tool=callgrind --callgrind-out-file="$out" "$echo_server" \
