@@ -79,10 +79,12 @@ static inline int jrpc__same_name(const char *a, const char *b, size_t n) {
   return memcmp(a, b, n) == 0;
 }
 
-/* Inline: once per request. */
+/* The lookup with the name's jrpc__name_hash already known (for a parser
+ * that computes it while it scans the method string). Inline: once per
+ * request. */
 static inline const jrpc__method_t *
-jrpc__registry_find(const jrpc__registry_t *r, const char *name, size_t len) {
-  uint32_t h = jrpc__name_hash(name, len);
+jrpc__registry_find_hashed(const jrpc__registry_t *r, const char *name,
+                           size_t len, uint32_t h) {
   for (uint32_t i = h & r->mask;; i = (i + 1) & r->mask) {
     const jrpc__method_t *m = &r->slots[i];
     if (!m->name)
@@ -90,6 +92,11 @@ jrpc__registry_find(const jrpc__registry_t *r, const char *name, size_t len) {
     if (m->hash == h && m->len == len && jrpc__same_name(m->name, name, len))
       return m->fn ? m : NULL;
   }
+}
+
+static inline const jrpc__method_t *
+jrpc__registry_find(const jrpc__registry_t *r, const char *name, size_t len) {
+  return jrpc__registry_find_hashed(r, name, len, jrpc__name_hash(name, len));
 }
 
 /* The registration context behind a module's jrpc_reg_t. */
