@@ -313,7 +313,8 @@ int jrpc__writer_raw(jrpc__writer_t *w, const char *s, size_t n) {
   const char *p = s, *end = s + n;
   while (p < end && !rc) {
     const char *q = jrpc__scan_crlf(p, end);
-    rc |= jrpc__out_put(w->out, p, (size_t)(q - p));
+    if (q > p) /* a chain not yet begun has no cursor to copy 0 bytes to */
+      rc |= jrpc__out_put(w->out, p, (size_t)(q - p));
     if (q < end)
       rc |= jrpc__out_byte(w->out, ' ');
     p = q + (q < end);
