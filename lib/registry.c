@@ -35,6 +35,13 @@ static jrpc__method_t *probe(const jrpc__registry_t *r, const char *name,
   }
 }
 
+/* Copies m into its slot of r (a rebuilt table), remembering the slot. */
+static void place(jrpc__registry_t *r, const jrpc__method_t *m) {
+  jrpc__method_t *dst = probe(r, m->name, m->len, m->hash);
+  *dst = *m;
+  dst->slot = (uint32_t)(dst - r->slots);
+}
+
 static int grow(jrpc__registry_t *r) {
   jrpc__registry_t bigger = {NULL, r->mask * 2 + 1, r->count};
   bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
@@ -42,8 +49,7 @@ static int grow(jrpc__registry_t *r) {
     return JRPC_ENOMEM;
   for (uint32_t i = 0; i <= r->mask; i++)
     if (r->slots[i].name)
-      *probe(&bigger, r->slots[i].name, r->slots[i].len, r->slots[i].hash) =
-          r->slots[i];
+      place(&bigger, &r->slots[i]);
   free(r->slots);
   *r = bigger;
   return 0;
@@ -101,6 +107,7 @@ static int add_method(jrpc__registry_t *r, const char *name, size_t len,
   m->fn = fn;
   m->udata = udata;
   m->owner = owner;
+  m->slot = (uint32_t)(m - r->slots);
   r->count++;
   return 0;
 }
@@ -125,7 +132,7 @@ void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner) {
       free(m->name);
       continue;
     }
-    *probe(&fresh, m->name, m->len, m->hash) = *m;
+    place(&fresh, m);
     fresh.count++;
   }
   free(r->slots);

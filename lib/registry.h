@@ -16,6 +16,7 @@ typedef struct jrpc__method {
   jrpc_handler_fn fn;
   void *udata;
   const void *owner; /* the module that registered it (opaque here) */
+  uint32_t slot;     /* its index in slots[] (per-method counters' row) */
 } jrpc__method_t;
 
 typedef struct jrpc__registry {

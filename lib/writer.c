@@ -153,17 +153,6 @@ int jrpc__json_f64(jrpc__outbuf_t *o, double v) {
 
 /* ---- the structured writer ---- */
 
-void jrpc__writer_init(jrpc__writer_t *w, jrpc__outbuf_t *out) {
-  w->out = out;
-  w->objbits = 0;
-  w->depth = 0;
-  w->need_comma = 0;
-  w->after_key = 0;
-  w->done = 0;
-  w->bad = 0;
-  w->why = NULL;
-}
-
 static int misuse(jrpc__writer_t *w, const char *why) {
   if (!w->bad) {
     w->bad = 1;

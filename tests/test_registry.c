@@ -165,6 +165,8 @@ static void test_every_length(void **state) {
     const jrpc__method_t *m = find(&r, names[n]);
     assert_non_null(m);
     assert_int_equal((intptr_t)m->udata, n);
+    /* The per-method counters' row, right after every growth. */
+    assert_int_equal(m->slot, (uint32_t)(m - r.slots));
     assert_ptr_equal(
         jrpc__registry_find_hashed(&r, names[n], (size_t)n,
                                    jrpc__name_hash(names[n], (size_t)n)),
@@ -240,6 +242,7 @@ static void test_remove_owner(void **state) {
       assert_non_null(m);
       assert_ptr_equal(m->udata, (void *)(i + 1));
       assert_ptr_equal(m->owner, owners[i % 3]);
+      assert_int_equal(m->slot, (uint32_t)(m - r.slots)); /* rebuilt */
     }
   }
   /* Removing an owner with nothing registered changes nothing. */
