@@ -177,7 +177,8 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   call->notify = req.kind == JRPC__REQ_NOTIFY;
   call->deferred = NULL;
   call->busy = 0;
-  jrpc__reply_result_open(o);
+  if (!call->notify) /* its result is dropped: no envelope to write */
+    jrpc__reply_result_open(o);
   jrpc__writer_init(&call->w, o);
 
   rc = m->fn(&call->pub, req.params, m->udata);
