@@ -58,7 +58,11 @@ from=$(field "$tmp/add.auto.lo" simdjson_from)
 echo "jrpc parser backends: instructions per request (callgrind), parse + envelope + full params read"
 echo "simdjson kernel under valgrind: $vg (natively on this machine: $native;"
 echo "  valgrind cannot run AVX-512, so where simdjson runs icelake natively it"
-echo "  runs haswell here); auto: simdjson from $from bytes for this kernel"
+if [ "$from" = never ]; then
+  echo "  runs haswell here); auto: native for every frame with this kernel"
+else
+  echo "  runs haswell here); auto: simdjson from $from bytes for this kernel"
+fi
 echo
 printf '%-14s %6s %5s %10s %10s %10s %10s %8s\n' workload bytes reqs jsmn native simdjson auto sj/native
 cross=

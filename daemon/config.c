@@ -11,89 +11,31 @@
  *
  * The reader also drops each line's indentation: inih takes an indented line
  * after a key as a continuation of that key's value, which would turn an
- * indented "mode = 0600" silently into part of the line above. */
+ * indented "mode = 0600" silently into part of the line above.
+ *
+ * What each key takes, its default and its field are config_keys.c's
+ * table; this file reads the lines and sections and applies the table. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <ini.h>
 
-#include "jrpc/jrpc.h"
-
-#ifndef JRPCD_PLUGIN_DIR
-#error "JRPCD_PLUGIN_DIR must be defined by the build"
-#endif
+#include "access.h"
+#include "config_keys.h"
 
 /* A config file is a few kilobytes; a bigger one is a mistaken -c. */
 #define MAX_FILE_BYTES (1u << 20)
-#define MAX_WORKERS 256u
-#define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+/* For the defaults that hold whatever a listener's kind. */
+#define NO_KIND ((jrpcd_listen_kind_t)JRPCD_LISTEN_KINDS)
 
 enum section_kind { SEC_NONE, SEC_SERVER, SEC_LISTEN, SEC_PLUGIN };
-
-enum server_key {
-  S_WORKERS,
-  S_PARSER,
-  S_PLUGIN_DIR,
-  S_LOG_LEVEL,
-  S_STRICT_PLUGINS,
-  S_MAX_FRAME_BYTES,
-  S_MAX_BATCH,
-  S_MAX_RESPONSE_BYTES,
-  S_MAX_CONNECTIONS,
-  S_IDLE_TIMEOUT_MS,
-  S_SHUTDOWN_TIMEOUT_MS,
-  S_OUTPUT_HIGH_WATER,
-  S_MAX_PENDING_CALLS,
-  S_MAX_PENDING_CALLS_TOTAL,
-  S_PARSER_AUTO_THRESHOLD,
-  S_EARLY_REPLY_FRAMES,
-  S_COUNT
-};
-
-static const char *const server_keys[S_COUNT] = {
-    "workers",
-    "parser",
-    "plugin_dir",
-    "log_level",
-    "strict_plugins",
-    "max_frame_bytes",
-    "max_batch",
-    "max_response_bytes",
-    "max_connections",
-    "idle_timeout_ms",
-    "shutdown_timeout_ms",
-    "output_high_water",
-    "max_pending_calls",
-    "max_pending_calls_total",
-    "parser_auto_threshold",
-    "early_reply_frames",
-};
-
-enum listen_key {
-  L_UNIX,
-  L_TCP,
-  L_MODE,
-  L_OWNER,
-  L_GROUP,
-  L_FRAMING,
-  L_STATS,
-  L_COUNT
-};
-
-static const char *const listen_keys[L_COUNT] = {
-    "unix", "tcp", "mode", "owner", "group", "framing", "stats",
-};
 
 typedef struct parse {
   jrpcd_config_t *c;
@@ -111,8 +53,7 @@ typedef struct parse {
   enum section_kind sec;
   char label[256]; /* "[listen tcp]": the section, for messages */
   int server_line; /* header of [server], 0 = not seen */
-  int server_seen[S_COUNT];
-  int listen_seen[L_COUNT];
+  int *seen;       /* per row of jrpcd_keys: its line in this section */
   int *path_lines; /* per plugin: line of its path key */
   int *kv_lines;   /* current plugin: line of each kv pair */
 } parse_t;
@@ -178,379 +119,92 @@ static char *copy(parse_t *p, const char *s) {
   return copy_n(p, s, strlen(s));
 }
 
-static int find_key(const char *const *keys, int n, const char *key) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(keys[i], key) == 0)
-      return i;
-  return -1;
-}
-
-static void join_keys(const char *const *keys, int n, char *out, size_t cap) {
-  size_t off = 0;
-  out[0] = '\0';
-  for (int i = 0; i < n && off < cap; i++) {
-    int w = snprintf(out + off, cap - off, "%s%s", i ? ", " : "", keys[i]);
-    if (w < 0)
-      break;
-    off += (size_t)w;
-  }
-}
-
-/* ------------------------------------------------------------------ */
-/* Values                                                              */
-/* ------------------------------------------------------------------ */
-
-/* Plain decimal only: a sign, a space or a suffix is more likely a typo
- * than something to guess the meaning of. */
-static int number(parse_t *p, const char *key, const char *value, uint64_t min,
-                  uint64_t max, uint64_t *out) {
-  const char *s = value;
-  int negative = *s == '-';
-  if (negative)
-    s++;
-  if (!isdigit((unsigned char)*s))
-    goto not_a_number;
-  uint64_t v = 0;
-  int overflow = 0;
-  for (; isdigit((unsigned char)*s); s++) {
-    unsigned d = (unsigned)(*s - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      overflow = 1;
-    else
-      v = v * 10 + d;
-  }
-  if (*s)
-    goto not_a_number;
-  if (overflow || negative || v < min || v > max) {
-    fail_key(p, p->line, key,
-             "\"%s\" is out of range (%" PRIu64 " .. %" PRIu64 ")", value, min,
-             max);
-    return -1;
-  }
-  *out = v;
-  return 0;
-not_a_number:
-  fail_key(p, p->line, key,
-           "\"%s\" is not a number (%" PRIu64 " .. %" PRIu64 ")", value, min,
-           max);
-  return -1;
-}
-
-static int number_u32(parse_t *p, const char *key, const char *value,
-                      uint32_t min, uint32_t max, uint32_t *out) {
-  uint64_t v;
-  if (number(p, key, value, min, max, &v) != 0)
-    return -1;
-  *out = (uint32_t)v;
-  return 0;
-}
-
-static int boolean(parse_t *p, const char *key, const char *value, int *out) {
-  static const char *const yes[] = {"yes", "true", "on", "1"};
-  static const char *const no[] = {"no", "false", "off", "0"};
-  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-    if (strcasecmp(value, yes[i]) == 0) {
-      *out = 1;
-      return 0;
-    }
-    if (strcasecmp(value, no[i]) == 0) {
-      *out = 0;
-      return 0;
-    }
-  }
-  fail_key(p, p->line, key,
-           "\"%s\" is not yes or no (yes/no, true/false, on/off, 1/0)", value);
-  return -1;
-}
-
-static int octal_mode(parse_t *p, const char *key, const char *value,
-                      int *out) {
-  unsigned v = 0;
-  const char *s = value;
-  if (!*s)
-    goto bad;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '7')
-      goto bad;
-    v = v * 8 + (unsigned)(*s - '0');
-    if (v > 0777)
-      goto bad;
-  }
-  *out = (int)v;
-  return 0;
-bad:
-  fail_key(p, p->line, key, "\"%s\" is not an octal mode (0 .. 0777)", value);
-  return -1;
-}
-
-static int not_empty(parse_t *p, const char *key, const char *value,
-                     const char *allowed) {
-  if (*value)
-    return 0;
-  fail_key(p, p->line, key, "is empty (%s)", allowed);
-  return -1;
-}
-
-/* Replaces *slot (a default or NULL) with a copy of value. */
-static int set_string(parse_t *p, char **slot, const char *value) {
-  char *d = copy(p, value);
-  if (!d)
-    return -1;
-  free(*slot);
-  *slot = d;
-  return 0;
-}
-
-/* "127.0.0.1:7400", "[::1]:7400": literal addresses only, so that what a
- * listener binds to never depends on name resolution at start-up. */
-static int host_port(parse_t *p, const char *key, const char *value,
-                     jrpcd_listen_conf_t *l) {
-  const char *host, *host_end, *port;
-  int family;
-  if (value[0] == '[') {
-    host = value + 1;
-    host_end = strchr(host, ']');
-    if (!host_end || host_end[1] != ':')
-      goto bad_form;
-    port = host_end + 2;
-    family = AF_INET6;
-  } else {
-    host = value;
-    host_end = strrchr(value, ':');
-    if (!host_end)
-      goto bad_form;
-    port = host_end + 1;
-    family = AF_INET;
-  }
-  char addr_text[INET6_ADDRSTRLEN];
-  size_t hn = (size_t)(host_end - host);
-  unsigned char addr[sizeof(struct in6_addr)];
-  if (hn >= sizeof addr_text)
-    goto bad_address;
-  memcpy(addr_text, host, hn);
-  addr_text[hn] = '\0';
-  if (inet_pton(family, addr_text, addr) != 1)
-    goto bad_address;
-
-  uint64_t v = 0;
-  const char *s = port;
-  for (; isdigit((unsigned char)*s) && v <= 65535; s++)
-    v = v * 10 + (uint64_t)(*s - '0');
-  if (s == port || *s || v < 1 || v > 65535) {
-    fail_key(p, p->line, key, "port \"%s\" is not a port number (1 .. 65535)",
-             port);
-    return -1;
-  }
-  char *h = copy(p, addr_text);
-  if (!h)
-    return -1;
-  free(l->host);
-  l->host = h;
-  l->port = (uint16_t)v;
-  return 0;
-
-bad_form:
-  fail_key(p, p->line, key,
-           "\"%s\" is not ADDRESS:PORT (like 127.0.0.1:7400, 0.0.0.0:7400, "
-           "[::1]:7400 or [::]:7400)",
-           value);
-  return -1;
-bad_address:
-  if (family == AF_INET6)
-    fail_key(p, p->line, key, "\"%.*s\" is not an IPv6 address", (int)hn, host);
-  else
-    fail_key(p, p->line, key,
-             "\"%.*s\" is not an IPv4 address (a.b.c.d; host names are not "
-             "looked up; IPv6 goes in brackets: [::1]:7400)",
-             (int)hn, host);
-  return -1;
-}
-
-int jrpcd_log_level_parse(const char *s) {
-  static const struct {
-    const char *name;
-    int level;
-  } levels[] = {
-      {"error", JRPC_LOG_ERROR},
-      {"warn", JRPC_LOG_WARN},
-      {"info", JRPC_LOG_INFO},
-      {"debug", JRPC_LOG_DEBUG},
-  };
-  if (!s)
-    return -1;
-  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-    if (strcasecmp(s, levels[i].name) == 0)
-      return levels[i].level;
-  return -1;
-}
-
 /* ------------------------------------------------------------------ */
 /* Keys                                                                */
 /* ------------------------------------------------------------------ */
 
-static int server_key(parse_t *p, const char *key, const char *value) {
-  jrpcd_config_t *c = p->c;
-  int k = find_key(server_keys, S_COUNT, key);
-  if (k < 0) {
-    char known[512];
-    join_keys(server_keys, S_COUNT, known, sizeof known);
-    fail_key(p, p->line, key, "unknown key (%s)", known);
-    return -1;
-  }
-  if (p->server_seen[k]) {
-    fail_key(p, p->line, key, "set twice (first at line %d)",
-             p->server_seen[k]);
-    return -1;
-  }
-  p->server_seen[k] = p->line;
-
-  uint64_t v;
-  switch ((enum server_key)k) {
-  case S_WORKERS:
-    if (number(p, key, value, 0, MAX_WORKERS, &v) != 0)
-      return -1;
-    c->workers = (unsigned)v;
-    return 0;
-  case S_PARSER: {
-    static const char *const parsers[] = {"native", "jsmn", "simdjson", "auto"};
-    for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++)
-      if (strcasecmp(value, parsers[i]) == 0)
-        return set_string(p, &c->parser, parsers[i]);
-    fail_key(p, p->line, key,
-             "\"%s\" is not a parser (native, jsmn, simdjson or "
-             "auto)",
-             value);
-    return -1;
-  }
-  case S_PLUGIN_DIR:
-    if (not_empty(p, key, value, "a directory") != 0)
-      return -1;
-    return set_string(p, &c->plugin_dir, value);
-  case S_LOG_LEVEL: {
-    int level = jrpcd_log_level_parse(value);
-    if (level < 0) {
-      fail_key(p, p->line, key,
-               "\"%s\" is not a log level (error, warn, info or debug)", value);
-      return -1;
-    }
-    c->log_level = level;
-    return 0;
-  }
-  case S_STRICT_PLUGINS:
-    return boolean(p, key, value, &c->strict_plugins);
-  case S_MAX_FRAME_BYTES:
-    return number_u32(p, key, value, 64, INT32_MAX, &c->max_frame_bytes);
-  case S_MAX_BATCH:
-    return number_u32(p, key, value, 1, 1000000, &c->max_batch);
-  case S_MAX_RESPONSE_BYTES:
-    return number(p, key, value, 64, UINT32_MAX, &c->max_response_bytes);
-  case S_MAX_CONNECTIONS:
-    return number_u32(p, key, value, 1, 1000000, &c->max_connections);
-  case S_IDLE_TIMEOUT_MS:
-    return number_u32(p, key, value, 0, UINT32_MAX, &c->idle_timeout_ms);
-  case S_SHUTDOWN_TIMEOUT_MS:
-    return number_u32(p, key, value, 0, UINT32_MAX, &c->shutdown_timeout_ms);
-  case S_OUTPUT_HIGH_WATER:
-    return number(p, key, value, 4096, UINT64_C(1) << 40,
-                  &c->output_high_water);
-  case S_MAX_PENDING_CALLS:
-    return number_u32(p, key, value, 1, 1000000, &c->max_pending_calls);
-  case S_PARSER_AUTO_THRESHOLD:
-    if (strcasecmp(value, "measured") == 0) {
-      c->parser_auto_threshold = JRPCD_AUTO_MEASURED;
-      return 0;
-    }
-    return number_u32(p, key, value, 0, INT32_MAX, &c->parser_auto_threshold);
-  case S_MAX_PENDING_CALLS_TOTAL:
-    return number_u32(p, key, value, 1, 100000000, &c->max_pending_calls_total);
-  case S_EARLY_REPLY_FRAMES:
-    return number_u32(p, key, value, 0, 1000000, &c->early_reply_frames);
-  case S_COUNT:
-    break;
-  }
-  return -1;
+static jrpcd_section_t table_section(enum section_kind sec) {
+  return sec == SEC_SERVER   ? JRPCD_SEC_SERVER
+         : sec == SEC_LISTEN ? JRPCD_SEC_LISTEN
+                             : JRPCD_SEC_PLUGIN;
 }
 
-static int listen_key(parse_t *p, const char *key, const char *value) {
-  jrpcd_listen_conf_t *l = &p->c->listens[p->c->nlistens - 1];
-  int k = find_key(listen_keys, L_COUNT, key);
-  if (k < 0) {
-    char known[128];
-    join_keys(listen_keys, L_COUNT, known, sizeof known);
-    fail_key(p, p->line, key, "unknown key (%s)", known);
-    return -1;
-  }
-  if (p->listen_seen[k]) {
-    fail_key(p, p->line, key, "set twice (first at line %d)",
-             p->listen_seen[k]);
-    return -1;
-  }
-  p->listen_seen[k] = p->line;
-
-  switch ((enum listen_key)k) {
-  case L_UNIX: {
-    if (not_empty(p, key, value, "the socket's path") != 0)
-      return -1;
-    size_t n = strlen(value);
-    if (n > UNIX_PATH_MAX) {
-      fail_key(p, p->line, key,
-               "\"%s\" is %zu bytes long (a unix socket path holds at most "
-               "%zu)",
-               value, n, UNIX_PATH_MAX);
-      return -1;
-    }
-    l->kind = JRPCD_LISTEN_UNIX;
-    return set_string(p, &l->path, value);
-  }
-  case L_TCP:
-    l->kind = JRPCD_LISTEN_TCP;
-    return host_port(p, key, value, l);
-  case L_MODE:
-    return octal_mode(p, key, value, &l->mode);
-  case L_OWNER:
-    if (not_empty(p, key, value, "a user name or uid") != 0)
-      return -1;
-    return set_string(p, &l->owner, value);
-  case L_GROUP:
-    if (not_empty(p, key, value, "a group name or gid") != 0)
-      return -1;
-    return set_string(p, &l->group, value);
-  case L_FRAMING:
-    if (strcasecmp(value, "newline") == 0) {
-      l->framing = JRPC_FRAMING_NEWLINE;
-      return 0;
-    }
-    if (strcasecmp(value, "length") == 0) {
-      l->framing = JRPC_FRAMING_LENGTH;
-      return 0;
-    }
-    fail_key(p, p->line, key, "\"%s\" is not a framing (newline or length)",
-             value);
-    return -1;
-  case L_STATS:
-    return boolean(p, key, value, &l->stats);
-  case L_COUNT:
+/* The struct the current section's keys go to. */
+static void *section_base(parse_t *p) {
+  jrpcd_config_t *c = p->c;
+  switch (p->sec) {
+  case SEC_SERVER:
+    return c;
+  case SEC_LISTEN:
+    return &c->listens[c->nlistens - 1];
+  case SEC_PLUGIN:
+    return &c->plugins[c->nplugins - 1];
+  case SEC_NONE:
     break;
   }
+  return NULL;
+}
+
+static int seen_line(const parse_t *p, const jrpcd_key_t *k) {
+  return p->seen[k - jrpcd_keys];
+}
+
+/* Keys of section s that have a default for a listener of this kind:
+ * all of them (every_key), or only those whose default depends on the kind
+ * and that the section did not set. */
+static int apply_defaults(parse_t *p, jrpcd_section_t s, void *base,
+                          jrpcd_listen_kind_t kind, int every_key) {
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    const char *def = jrpcd_key_default(k, kind);
+    if (k->section != s || !def)
+      continue;
+    if (!every_key && (p->seen[i] || def == k->def))
+      continue;
+    char why[512];
+    int rc = jrpcd_key_parse(k, def, base, why, sizeof why);
+    if (rc == -2) {
+      out_of_memory(p);
+      return -1;
+    }
+    if (rc) { /* a bug of the table, which test_config_keys looks for */
+      fail_line(p, 0, "[%s] %s: the built-in default \"%s\": %s",
+                jrpcd_section_name(s), k->name, def, why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A key of [server] or [listen NAME], or [plugin NAME]'s path. */
+static int table_key(parse_t *p, const jrpcd_key_t *k, const char *value) {
+  size_t i = (size_t)(k - jrpcd_keys);
+  if (p->seen[i]) {
+    fail_key(p, p->line, k->name, "set twice (first at line %d)", p->seen[i]);
+    return -1;
+  }
+  p->seen[i] = p->line;
+  char why[512];
+  int rc = jrpcd_key_parse(k, value, section_base(p), why, sizeof why);
+  if (rc == -2)
+    out_of_memory(p);
+  else if (rc)
+    fail_key(p, p->line, k->name, "%s", why);
+  return rc ? -1 : 0;
+}
+
+static int unknown_key(parse_t *p, const char *key) {
+  char known[1024];
+  jrpcd_key_names(table_section(p->sec), known, sizeof known);
+  fail_key(p, p->line, key, "unknown key (%s)", known);
   return -1;
 }
 
 static int plugin_key(parse_t *p, const char *key, const char *value) {
-  size_t idx = p->c->nplugins - 1;
-  jrpcd_plugin_conf_t *pl = &p->c->plugins[idx];
-  if (strcmp(key, "path") == 0) {
-    if (p->path_lines[idx]) {
-      fail_key(p, p->line, key, "set twice (first at line %d)",
-               p->path_lines[idx]);
-      return -1;
-    }
-    p->path_lines[idx] = p->line;
-    if (not_empty(p, key, value, "the plugin's .so file") != 0)
-      return -1;
-    /* Resolved against plugin_dir once the whole file is read: [server]
-     * may come after this section. */
-    return set_string(p, &pl->path, value);
-  }
+  const jrpcd_key_t *own = jrpcd_key_find(JRPCD_SEC_PLUGIN, key);
+  if (own)
+    return table_key(p, own, value);
+  jrpcd_plugin_conf_t *pl = &p->c->plugins[p->c->nplugins - 1];
   if (!*key) {
     fail_key(p, p->line, "(empty)", "a key needs a name");
     return -1;
@@ -602,11 +256,11 @@ static int on_key(void *user, const char *section, const char *key,
               key);
     break;
   case SEC_SERVER:
-    rc = server_key(p, key, value);
+  case SEC_LISTEN: {
+    const jrpcd_key_t *k = jrpcd_key_find(table_section(p->sec), key);
+    rc = k ? table_key(p, k, value) : unknown_key(p, key);
     break;
-  case SEC_LISTEN:
-    rc = listen_key(p, key, value);
-    break;
+  }
   case SEC_PLUGIN:
     rc = plugin_key(p, key, value);
     break;
@@ -618,40 +272,105 @@ static int on_key(void *user, const char *section, const char *key,
 /* Sections                                                            */
 /* ------------------------------------------------------------------ */
 
+/* The kinds of a key's mask, for messages: "unix sockets". */
+static void kind_list(unsigned kinds, char *out, size_t cap) {
+  size_t off = 0;
+  out[0] = '\0';
+  for (int k = 0; k < JRPCD_LISTEN_KINDS && off < cap; k++)
+    if (kinds & JRPCD_KIND_BIT(k)) {
+      int w = snprintf(out + off, cap - off, "%s%s", off ? " or " : "",
+                       jrpcd_kind_plurals[k]);
+      if (w > 0)
+        off += (size_t)w;
+    }
+}
+
+/* Every principal of `peers` must be one this listener can tell: uids and
+ * groups come with Unix peers, addresses with TCP ones, certificate names
+ * only with TLS. */
+static void check_peers(parse_t *p, const jrpcd_listen_conf_t *l) {
+  for (char **w = l->peers; w && *w; w++) {
+    jrpcd_principal_t pr;
+    char why[256];
+    const char *bad = NULL;
+    if (jrpcd_principal_parse(*w, 0, &pr, why, sizeof why) != 0)
+      bad = why; /* a name that no longer resolves, say */
+    else if (pr.kind == JRPCD_PRIN_NET && l->kind != JRPCD_LISTEN_TCP)
+      bad = "an address names a TCP peer; this is a unix listener";
+    else if ((pr.kind == JRPCD_PRIN_UID || pr.kind == JRPCD_PRIN_GID) &&
+             l->kind != JRPCD_LISTEN_UNIX)
+      bad = "a uid or group names a Unix peer; this is a tcp listener";
+    else if (pr.kind == JRPCD_PRIN_CERT || pr.kind == JRPCD_PRIN_SAN)
+      bad = "a certificate name needs a TLS listener";
+    jrpcd_principal_free(&pr);
+    if (bad) {
+      const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, "peers");
+      fail_key(p, seen_line(p, k), "peers", "\"%s\": %s", *w, bad);
+      return;
+    }
+  }
+}
+
+/* A listener is of the kind of its one kind key (unix, tcp); the keys of
+ * other kinds are errors, and the defaults of its kind are filled in. */
+static void end_listen(parse_t *p) {
+  jrpcd_listen_conf_t *l = &p->c->listens[p->c->nlistens - 1];
+  const jrpcd_key_t *first = NULL, *second = NULL;
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    if (k->section != JRPCD_SEC_LISTEN || !k->makes_kind || !p->seen[i])
+      continue;
+    if (!first || p->seen[i] < seen_line(p, first)) {
+      second = first;
+      first = k;
+    } else if (!second || p->seen[i] < seen_line(p, second)) {
+      second = k;
+    }
+  }
+  if (!first) {
+    fail_key(p, l->line, NULL,
+             "no unix or tcp key (a listener needs one: unix = PATH or "
+             "tcp = ADDRESS:PORT)");
+    return;
+  }
+  if (second) {
+    fail_key(p, seen_line(p, second), second->name,
+             "a listener is unix or tcp, not both (%s is at line %d)",
+             first->name, seen_line(p, first));
+    return;
+  }
+  l->kind = (jrpcd_listen_kind_t)(first->makes_kind - 1);
+  if (apply_defaults(p, JRPCD_SEC_LISTEN, l, l->kind, 0) != 0)
+    return;
+  const jrpcd_key_t *wrong = NULL;
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    if (k->section == JRPCD_SEC_LISTEN && p->seen[i] && k->kinds &&
+        !(k->kinds & JRPCD_KIND_BIT(l->kind)) &&
+        (!wrong || p->seen[i] < seen_line(p, wrong)))
+      wrong = k;
+  }
+  if (wrong) {
+    char kinds[128];
+    kind_list(wrong->kinds, kinds, sizeof kinds);
+    fail_key(p, seen_line(p, wrong), wrong->name,
+             "only for %s (this listener is %s)", kinds,
+             jrpcd_kind_names[l->kind]);
+    return;
+  }
+  check_peers(p, l);
+}
+
 /* Checks that need the whole section, run when the next one starts. */
 static void end_section(parse_t *p) {
   if (p->failed)
     return;
   if (p->sec == SEC_LISTEN) {
-    const jrpcd_listen_conf_t *l = &p->c->listens[p->c->nlistens - 1];
-    int u = p->listen_seen[L_UNIX], t = p->listen_seen[L_TCP];
-    if (!u && !t) {
-      fail_key(p, l->line, NULL,
-               "no unix or tcp key (a listener needs one: unix = PATH or "
-               "tcp = ADDRESS:PORT)");
-      return;
-    }
-    if (u && t) {
-      fail_key(p, u > t ? u : t, u > t ? "unix" : "tcp",
-               "a listener is unix or tcp, not both (%s is at line %d)",
-               u > t ? "tcp" : "unix", u > t ? t : u);
-      return;
-    }
-    if (!p->listen_seen[L_STATS]) /* rpc.stats: local callers only */
-      p->c->listens[p->c->nlistens - 1].stats = u ? 1 : 0;
-    if (t) {
-      int first = 0, which = 0;
-      for (int k = L_MODE; k <= L_GROUP; k++)
-        if (p->listen_seen[k] && (!first || p->listen_seen[k] < first)) {
-          first = p->listen_seen[k];
-          which = k;
-        }
-      if (first)
-        fail_key(p, first, listen_keys[which],
-                 "only for unix sockets (this listener is tcp)");
-    }
+    end_listen(p);
   } else if (p->sec == SEC_PLUGIN) {
     size_t idx = p->c->nplugins - 1;
+    const jrpcd_key_t *path = jrpcd_key_find(JRPCD_SEC_PLUGIN, "path");
+    p->path_lines[idx] = seen_line(p, path);
     if (!p->path_lines[idx])
       fail_key(p, p->c->plugins[idx].line, "path",
                "missing (every plugin needs path = FILE.so)");
@@ -681,11 +400,9 @@ static int open_listen(parse_t *p, const char *name, size_t n) {
     goto oom;
   c->nlistens++;
   l->line = p->line;
-  l->mode = 0660;
-  l->framing = JRPC_FRAMING_NEWLINE;
-  memset(p->listen_seen, 0, sizeof p->listen_seen);
   p->sec = SEC_LISTEN;
-  return 0;
+  /* The defaults of every kind; those of its own kind come with it. */
+  return apply_defaults(p, JRPCD_SEC_LISTEN, l, NO_KIND, 1);
 oom:
   out_of_memory(p);
   return -1;
@@ -734,6 +451,7 @@ static void open_section(parse_t *p, const char *raw, size_t n) {
   end_section(p);
   if (p->failed)
     return;
+  memset(p->seen, 0, jrpcd_nkeys * sizeof *p->seen);
   while (n && isspace((unsigned char)*raw)) {
     raw++;
     n--;
@@ -890,7 +608,9 @@ static void finish(parse_t *p) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 1)
       cpus = 1;
-    c->workers = cpus > (long)MAX_WORKERS ? MAX_WORKERS : (unsigned)cpus;
+    /* Within the key's range, like a number of the file. */
+    long most = (long)jrpcd_key_find(JRPCD_SEC_SERVER, "workers")->max;
+    c->workers = (unsigned)(cpus > most ? most : cpus);
   }
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_conf_t *pl = &c->plugins[i];
@@ -926,21 +646,12 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
   };
   if (err && errlen)
     err[0] = '\0';
-  c->log_level = JRPC_LOG_INFO;
-  c->strict_plugins = 1;
-  c->max_frame_bytes = 1048576;
-  c->max_batch = 1000;
-  c->max_response_bytes = 16777216;
-  c->max_connections = 4096;
-  c->idle_timeout_ms = 60000;
-  c->shutdown_timeout_ms = 5000;
-  c->output_high_water = 1048576;
-  c->max_pending_calls = 1024;
-  c->max_pending_calls_total = 65536;
-  c->early_reply_frames = 32;
-  c->parser_auto_threshold = JRPCD_AUTO_MEASURED;
-  if (!(c->file = copy(&p, name)) || !(c->parser = copy(&p, "auto")) ||
-      !(c->plugin_dir = copy(&p, JRPCD_PLUGIN_DIR)))
+  if (!(p.seen = calloc(jrpcd_nkeys, sizeof *p.seen))) {
+    out_of_memory(&p);
+    goto done;
+  }
+  if (!(c->file = copy(&p, name)) ||
+      apply_defaults(&p, JRPCD_SEC_SERVER, c, NO_KIND, 1) != 0)
     goto done;
 
   /* A UTF-8 byte order mark is an editor's habit, not content. */
@@ -958,6 +669,7 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
     finish(&p);
 
 done:
+  free(p.seen);
   free(p.path_lines);
   free(p.kv_lines);
   if (p.failed) {
@@ -1026,21 +738,21 @@ void jrpcd_config_free(jrpcd_config_t *c) {
   if (!c)
     return;
   free(c->file);
-  free(c->parser);
-  free(c->plugin_dir);
-  for (size_t i = 0; i < c->nlistens; i++) {
-    jrpcd_listen_conf_t *l = &c->listens[i];
-    free(l->name);
-    free(l->path);
-    free(l->owner);
-    free(l->group);
-    free(l->host);
+  for (size_t k = 0; k < jrpcd_nkeys; k++) {
+    const jrpcd_key_t *key = &jrpcd_keys[k];
+    if (key->section == JRPCD_SEC_SERVER)
+      jrpcd_key_free(key, c);
+    for (size_t i = 0; key->section == JRPCD_SEC_LISTEN && i < c->nlistens; i++)
+      jrpcd_key_free(key, &c->listens[i]);
+    for (size_t i = 0; key->section == JRPCD_SEC_PLUGIN && i < c->nplugins; i++)
+      jrpcd_key_free(key, &c->plugins[i]);
   }
+  for (size_t i = 0; i < c->nlistens; i++)
+    free(c->listens[i].name);
   free(c->listens);
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_conf_t *pl = &c->plugins[i];
     free(pl->name);
-    free(pl->path);
     for (char **kv = pl->kv; kv && *kv; kv++)
       free(*kv);
     free(pl->kv);

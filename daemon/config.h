@@ -1,6 +1,10 @@
 /* config.h - jrpcd's configuration: the INI file of conf/jrpcd.conf, read
  * with inih into one plain struct. Every error names the file, the line and
- * the key; nothing is half-applied (a failed load leaves *c zeroed). */
+ * the key; nothing is half-applied (a failed load leaves *c zeroed).
+ *
+ * Each key's range, default and field are a row of the table in
+ * config_keys.c, the one place they are written: a new key is its field
+ * here plus its row there. */
 #ifndef JRPCD_CONFIG_H
 #define JRPCD_CONFIG_H
 
@@ -13,6 +17,7 @@ typedef enum {
   JRPCD_LISTEN_UNIX = 0,
   JRPCD_LISTEN_TCP = 1
 } jrpcd_listen_kind_t;
+#define JRPCD_LISTEN_KINDS 2 /* how many there are */
 
 typedef struct jrpcd_listen_conf {
   char *name; /* from [listen NAME] */
@@ -20,14 +25,16 @@ typedef struct jrpcd_listen_conf {
   jrpcd_listen_kind_t kind;
   /* unix */
   char *path;
-  int mode;    /* permission bits of the socket file; default 0660 */
+  int mode;    /* permission bits of the socket file */
   char *owner; /* user name or numeric uid; NULL = leave as created */
   char *group; /* group name or numeric gid; NULL = leave as created */
   /* tcp: "127.0.0.1:7400", "[::1]:7400", "0.0.0.0:7400", "[::]:7400" */
   char *host; /* literal address without brackets */
   uint16_t port;
-  jrpc__framing_t framing; /* default newline */
-  int stats; /* rpc.stats answers here; default yes on unix, no on tcp */
+  jrpc__framing_t framing;
+  int stats;    /* rpc.stats answers here */
+  char **peers; /* principals let in (access.h), NULL-terminated; NULL:
+                   anyone */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {
@@ -43,28 +50,32 @@ typedef struct jrpcd_plugin_conf {
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
 typedef struct jrpcd_config {
-  char *file;                       /* path as given, or "(built-in)" */
-  unsigned workers;                 /* 0 in the file = one per CPU (resolved) */
-  char *parser;                     /* "jsmn", "simdjson" or "auto" */
-  char *plugin_dir;                 /* default JRPCD_PLUGIN_DIR */
-  int log_level;                    /* JRPC_LOG_ERROR .. JRPC_LOG_DEBUG */
-  int strict_plugins;               /* 1: a plugin failing to load is fatal */
-  uint32_t max_frame_bytes;         /* default 1048576 */
-  uint32_t max_batch;               /* default 1000 */
-  uint64_t max_response_bytes;      /* default 16777216 */
-  uint32_t max_connections;         /* default 4096 (per daemon) */
-  uint32_t idle_timeout_ms;         /* default 60000; 0 = never */
-  uint32_t shutdown_timeout_ms;     /* default 5000 */
-  uint64_t output_high_water;       /* default 1048576: pause reading above */
-  uint32_t max_pending_calls;       /* default 1024: deferred calls per
-                                       connection before reading pauses */
+  char *file;       /* path as given, or "(built-in)" */
+  unsigned workers; /* 0 in the file = one per CPU (resolved) */
+  char *parser;     /* "native", "jsmn", "simdjson", "auto" */
+  char *plugin_dir;
+  int log_level;      /* JRPC_LOG_ERROR .. JRPC_LOG_DEBUG */
+  int strict_plugins; /* 1: a plugin failing to load is fatal */
+  uint32_t max_frame_bytes;
+  uint32_t max_batch;
+  uint64_t max_response_bytes;
+  uint32_t max_connections;          /* per daemon */
+  uint32_t max_connections_per_peer; /* per uid (unix) or address (tcp);
+                                        0 = no limit */
+  uint32_t idle_timeout_ms;          /* 0 = never */
+  uint32_t frame_timeout_ms; /* a frame must be whole this long after its
+                                first byte; 0 = never */
+  uint32_t shutdown_timeout_ms;
+  uint64_t output_high_water;       /* pause reading above */
+  uint32_t max_pending_calls;       /* deferred calls per connection before
+                                       reading pauses */
   uint32_t parser_auto_threshold;   /* parser = auto: simdjson from this many
-                                       bytes; default JRPCD_AUTO_MEASURED */
-  uint32_t max_pending_calls_total; /* default 65536: deferred calls in
-                                       the daemon; -32005 beyond */
-  uint32_t early_reply_frames;      /* default 32: replies so far go out
-                                       after this many frames of one read;
-                                       0 = only at the read's end */
+                                       bytes, or JRPCD_AUTO_MEASURED */
+  uint32_t max_pending_calls_total; /* deferred calls in the daemon; -32005
+                                       beyond */
+  uint32_t early_reply_frames;      /* replies so far go out after this many
+                                       frames of one read; 0 = only at the
+                                       read's end */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

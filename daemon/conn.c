@@ -236,7 +236,18 @@ static void send_early(jrpcd_conn_t *c) {
   }
 }
 
+/* A frame's clock starts with its first byte: after a read that leaves an
+ * incomplete frame buffered (or a long line being skipped), started anew
+ * when the read completed frames before it. */
+static void note_frame_start(jrpcd_conn_t *c, uint64_t frames_before) {
+  if (!jrpc__stream_partial(&c->st) && !c->st.fr.skipping)
+    c->frame_start = 0;
+  else if (!c->frame_start || c->st.nframes != frames_before)
+    c->frame_start = uv_now(&c->w->loop);
+}
+
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
+  uint64_t frames_before = c->st.nframes;
   /* While the stream works through its frames, replies finished inside
    * them (a handler ending another deferred call) must not flush, and
    * so perhaps close, this connection under it: the flush below does. */
@@ -247,6 +258,7 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof) {
     rc = jrpc__stream_feed(&c->st, 0, eof);
   }
   c->feeding = 0;
+  note_frame_start(c, frames_before);
   if (rc == JRPC__ECLOSE) {
     /* Framing is lost (a length prefix over the limit): the -32001
      * reply goes out, then the connection closes. */
@@ -308,13 +320,93 @@ static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
   return c;
 }
 
+/* Whether the listener's `peers` (this generation's) let c's peer in.
+ * Only a listener with a peers list pays for looking at the peer. */
+static int peer_allowed(jrpcd_conn_t *c, const jrpcd_policy_t *pol) {
+  jrpcd_identity_t id;
+  memset(&id, 0, sizeof(id));
+  int fd = -1;
+  uv_fileno(&c->h.h, &fd);
+  uint32_t groups[256];
+  if (c->l->is_unix) {
+    const jrpc_peer_t *p = &c->st.peer;
+    id.family = AF_UNIX;
+    id.has_cred = p->pid >= 0;
+    id.uid = (uint32_t)p->uid;
+    id.gid = (uint32_t)p->gid;
+    socklen_t n = sizeof(groups);
+    /* The peer's supplementary groups as they were at connect (Linux
+     * 4.13+); a peer in more than fit is judged by these. */
+    if (pol->want_groups &&
+        getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) == 0) {
+      id.groups = groups;
+      id.ngroups = n / sizeof(groups[0]);
+    }
+  } else {
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+      return 0; /* gone already, or unknown: not let in */
+    jrpcd_identity_set_addr(&id, (const struct sockaddr *)&ss);
+  }
+  return jrpcd_plist_match(&pol->peers, &id);
+}
+
+/* One log line per second at most for peers turned away. */
+static void turned_away(jrpcd_conn_t *c) {
+  jrpcd_worker_t *w = c->w;
+  uint64_t n = jrpcd_ratelog_due(&w->peers_log, uv_now(&w->loop));
+  if (!n)
+    return;
+  char pt[96];
+  jrpcd_warn("%s: %s is not among its peers: closed at once (%llu "
+             "connection%s turned away since the last such line)",
+             c->l->desc, peer_text(c, pt, sizeof(pt)), (unsigned long long)n,
+             n == 1 ? "" : "s");
+}
+
+/* max_connections_per_peer: 1 if c may stay (and now counts), 0 if its
+ * peer has as many open already (logged at most once a second). */
+static int count_peer(jrpcd_conn_t *c) {
+  jrpcd_peerkey_t *k = &c->pkey;
+  memset(k, 0, sizeof(*k));
+  if (c->l->is_unix) {
+    k->family = AF_UNIX;
+    k->id = (uint32_t)c->st.peer.uid;
+  } else {
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+      return 0;
+    jrpcd_identity_t id;
+    jrpcd_identity_set_addr(&id, (const struct sockaddr *)&ss);
+    k->family = (uint8_t)id.family;
+    memcpy(k->addr, id.addr, sizeof(k->addr));
+  }
+  jrpcd_worker_t *w = c->w;
+  uint32_t open;
+  if (jrpcd_peercount_take(&w->srv->peers_open, k, &open)) {
+    c->peer_counted = 1;
+    return 1;
+  }
+  uint64_t n = jrpcd_ratelog_due(&w->per_peer_log, uv_now(&w->loop));
+  if (n) {
+    char pt[96];
+    jrpcd_warn("%s: %s has %u connections open, max_connections_per_peer: "
+               "closed at once (%llu turned away since the last such line)",
+               c->l->desc, peer_text(c, pt, sizeof(pt)), open,
+               (unsigned long long)n);
+  }
+  return 0;
+}
+
 /* The connection is this worker's from now on. */
 static void conn_start(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
-  c->st.max_calls = w->srv->conf.max_pending_calls;
+  c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   c->st.frame_budget = w->srv->conf.early_reply_frames;
   peer_of(c);
   if (!l->is_unix)
@@ -322,8 +414,18 @@ static void conn_start(jrpcd_conn_t *c) {
   c->last_active = uv_now(&w->loop);
   list_push(&w->conns, c);
   w->nconns++;
-  JRPC__STAT_INC(w->accepted);
   atomic_fetch_add(&w->load, 1);
+  const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, l->name);
+  if (pol && pol->peers.n && !peer_allowed(c, pol)) {
+    turned_away(c);
+    jrpcd_conn_close(c, NULL); /* before any byte is read */
+    return;
+  }
+  if (w->srv->peers_open.limit && !count_peer(c)) {
+    jrpcd_conn_close(c, NULL);
+    return;
+  }
+  JRPC__STAT_INC(w->accepted);
   if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
     char pt[96];
     jrpcd_debug("connection %llu on %s from %s (worker %u)",
@@ -350,16 +452,13 @@ static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
 
 /* One log line per second at most, however fast clients knock. */
 static void refused(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
-  uint64_t now = uv_now(&w->loop);
-  w->refused++;
-  if (w->refused_logged && now - w->refused_logged < 1000)
+  uint64_t n = jrpcd_ratelog_due(&w->refused_log, uv_now(&w->loop));
+  if (!n)
     return;
   jrpcd_warn("%s: max_connections (%u) reached: closed %llu new "
              "connection%s at once",
-             l->desc, w->srv->conf.max_connections,
-             (unsigned long long)w->refused, w->refused == 1 ? "" : "s");
-  w->refused = 0;
-  w->refused_logged = now ? now : 1;
+             l->desc, w->srv->conf.max_connections, (unsigned long long)n,
+             n == 1 ? "" : "s");
 }
 
 void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
@@ -447,6 +546,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
                 peer_text(c, pt, sizeof(pt)), why);
   }
   c->closed = 1;
+  if (c->peer_counted)
+    jrpcd_peercount_give(&c->w->srv->peers_open, &c->pkey);
   stop_reading(c);
   /* uv_close closes the fd now, so no write in flight touches the output
    * after this; its callback comes back cancelled and sees `closed`. */
@@ -493,8 +594,39 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
     jrpcd_conn_flush(c);
 }
 
-void jrpcd_conn_check_idle(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms) {
-  if (c->closed || pending_calls(c) || now - c->last_active < idle_ms)
+/* Too slow a frame: the client is told, then the connection closes (on
+ * newline framing it could go on at the next line, but a client this slow
+ * holds a buffer for nothing). */
+static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
+  uint64_t got = jrpc__stream_partial(&c->st) + c->st.fr.skipped;
+  char pt[96];
+  jrpcd_info("connection %llu from %s: frame incomplete after %llu ms (%llu "
+             "bytes); closing it",
+             (unsigned long long)c->id, peer_text(c, pt, sizeof(pt)),
+             (unsigned long long)frame_ms, (unsigned long long)got);
+  stop_reading(c);
+  c->finishing = 1;
+  c->frame_start = 0;
+  jrpc__dispatch_frame_timeout(&c->w->engine, c->l->framing, &c->st.out,
+                               (uint32_t)frame_ms, got);
+  jrpcd_conn_flush(c);
+}
+
+void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
+                      uint64_t frame_ms) {
+  if (c->closed)
+    return;
+  if (c->frame_start) {
+    /* Paused connections do not read, and held frames are complete:
+     * neither is the client's slowness. */
+    if (!c->reading || c->st.held)
+      c->frame_start = now;
+    else if (frame_ms && now - c->frame_start >= frame_ms) {
+      frame_expired(c, frame_ms);
+      return;
+    }
+  }
+  if (!idle_ms || pending_calls(c) || now - c->last_active < idle_ms)
     return;
   char pt[96];
   jrpcd_info("connection %llu from %s: idle for %llu ms; closing it",

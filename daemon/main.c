@@ -1,5 +1,6 @@
 /* main.c - jrpcd's command line. */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <signal.h>
@@ -10,9 +11,11 @@
 #include <unistd.h>
 
 #include "activation.h"
+#include "config_keys.h"
 #include "log.h"
 #include "parser.h"
 #include "sdnotify.h"
+#include "strspan.h"
 #include "server.h"
 
 #ifndef JRPCD_VERSION
@@ -21,17 +24,22 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: jrpcd [-c FILE] [-t] [-v]... [-q] [-V] [-h]\n"
+          "usage: jrpcd [-c FILE] [-t] [-T] [-v]... [-q] [-V] [-h]\n"
+          "       jrpcd --list-keys\n"
           "  -c FILE  serve with this config (see jrpcd.conf); without it,\n"
           "           a built-in one: a Unix socket in $XDG_RUNTIME_DIR (or\n"
           "           /tmp), TCP on 127.0.0.1:7400, the sample plugins\n"
           "  -t       check the config and its plugins, print what would be\n"
           "           served, and exit (0 when all is well, 1 if not)\n"
+          "  -T       as -t, then print every setting in effect, as a\n"
+          "           config file that marks the defaults\n"
           "  -v       log one level more than the config's log_level;\n"
           "           repeat for more (-vv), up to debug\n"
           "  -q       log errors only\n"
           "  -V       print the version and exit\n"
           "  -h       this help\n"
+          "  --list-keys  print every config key: section, key, listener\n"
+          "           kinds, values, default, description (tab-separated)\n"
           "Runs in the foreground and logs to stderr (in the journal's format\n"
           "when $JOURNAL_STREAM names stderr). SIGTERM/SIGINT stop it\n"
           "gracefully; SIGHUP reloads the config's plugins. Under systemd it\n"
@@ -119,7 +127,7 @@ static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act) {
   return 0;
 }
 
-static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act) {
+static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
   jrpcd_gen_t *g;
   char err[1024];
   int strict = c->strict_plugins;
@@ -145,16 +153,22 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act) {
     jrpcd_gen_release(g);
     return 1;
   }
+  /* What auto chose and on what evidence, and the string-scanning kernel
+   * native uses, in one parenthesis. */
   size_t th = jrpc__parser_auto_threshold(p);
   if (!strcmp(c->parser, "auto") && th == 0)
-    printf(" (simdjson with its %s kernel for every frame)",
-           jrpc__simdjson_kernel());
+    printf(" (simdjson with its %s kernel for every frame: %s; ",
+           jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
   else if (!strcmp(c->parser, "auto") && th != SIZE_MAX)
-    printf(" (native below %zu bytes, simdjson with its %s kernel from there)",
-           th, jrpc__simdjson_kernel());
+    printf(" (native below %zu bytes, simdjson with its %s kernel from "
+           "there: %s; ",
+           th, jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
   else if (!strcmp(c->parser, "auto"))
-    printf(" (native for every frame; simdjson kernel: %s)",
-           jrpc__simdjson_kernel());
+    printf(" (native for every frame: %s; simdjson kernel: %s; ",
+           jrpc__parser_auto_why(p), jrpc__simdjson_kernel());
+  else
+    printf(" (");
+  printf("string scanning: %s)", jrpc__strspan_kernel());
   printf("\n");
   jrpc__parser_destroy(p);
   for (size_t i = 0; i < c->nlistens; i++) {
@@ -177,6 +191,11 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act) {
            g->failed, g->failed == 1 ? "" : "s", strict ? "fatal" : "skipped",
            strict ? "yes" : "no");
   jrpcd_gen_release(g);
+  if (dump) {
+    c->strict_plugins = strict; /* as the file has it */
+    printf("\n");
+    jrpcd_config_print(c, stdout);
+  }
   return bad;
 }
 
@@ -210,8 +229,14 @@ static void raise_fd_limit(const jrpcd_config_t *c) {
 
 int main(int argc, char **argv) {
   const char *file = NULL;
-  int test = 0, verbose = 0, quiet = 0, opt;
-  while ((opt = getopt(argc, argv, "c:tvqVh")) != -1) {
+  int test = 0, dump = 0, verbose = 0, quiet = 0, opt;
+  enum { LIST_KEYS = 256 };
+  static const struct option long_options[] = {
+      {"list-keys", no_argument, NULL, LIST_KEYS},
+      {NULL, 0, NULL, 0},
+  };
+  while ((opt = getopt_long(argc, argv, "c:tTvqVh", long_options, NULL)) !=
+         -1) {
     switch (opt) {
     case 'c':
       file = optarg;
@@ -219,6 +244,12 @@ int main(int argc, char **argv) {
     case 't':
       test = 1;
       break;
+    case 'T':
+      test = dump = 1;
+      break;
+    case LIST_KEYS:
+      jrpcd_keys_print(stdout);
+      return 0;
     case 'v':
       verbose++;
       break;
@@ -284,7 +315,7 @@ int main(int argc, char **argv) {
   }
   jrpcd_log_set_level(conf.log_level);
   if (test) {
-    rc = check_only(&conf, &act);
+    rc = check_only(&conf, &act, dump);
     jrpcd_activation_free(&act);
     jrpcd_notify_close();
     jrpcd_config_free(&conf);

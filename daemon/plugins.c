@@ -97,6 +97,20 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
+  g->policies = calloc(c->nlistens ? c->nlistens : 1, sizeof(*g->policies));
+  if (!g->policies) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
+  for (; g->npolicies < c->nlistens; g->npolicies++) {
+    const jrpcd_listen_conf_t *l = &c->listens[g->npolicies];
+    char why[512];
+    if (jrpcd_policy_init(&g->policies[g->npolicies], l->name, l->peers, why,
+                          sizeof(why)) != 0) {
+      snprintf(err, errlen, "%s: [listen %s] peers: %s", c->file, l->name, why);
+      goto fail;
+    }
+  }
   *out = g;
   return 0;
 fail:
@@ -116,7 +130,18 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   free(g->plugins);
   jrpc__registry_free(&g->reg);
   free(g->mstats);
+  for (size_t i = 0; i < g->npolicies; i++)
+    jrpcd_policy_free(&g->policies[i]);
+  free(g->policies);
   free(g);
+}
+
+const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
+                                       const char *listener) {
+  for (size_t i = 0; i < g->npolicies; i++)
+    if (strcmp(g->policies[i].listener, listener) == 0)
+      return &g->policies[i];
+  return NULL;
 }
 
 static int by_name(const void *a, const void *b) {

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "access.h"
 #include "config.h"
 #include "module.h"
 #include "registry.h"
@@ -33,6 +34,9 @@ typedef struct jrpcd_gen {
   jrpc__mstat_t *mstats;
   size_t mstride;
   unsigned nworkers;
+  /* Who each [listen] section lets in, as this generation's config says. */
+  jrpcd_policy_t *policies;
+  size_t npolicies;
 } jrpcd_gen_t;
 
 /* Loads every plugin of c. With c->strict_plugins, the first failure
@@ -48,6 +52,11 @@ void jrpcd_gen_release(jrpcd_gen_t *g);
 static inline jrpcd_gen_t *jrpcd_gen_of(const jrpc__registry_t *r) {
   return (jrpcd_gen_t *)(void *)r; /* reg is the first member */
 }
+
+/* The policy of the listener named `listener`, or NULL if this
+ * generation's config has no such section. */
+const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
+                                       const char *listener);
 
 /* "plugin math (math.so 1.0): math.add math.divide ..." per plugin. */
 void jrpcd_gen_describe(const jrpcd_gen_t *g, FILE *f);

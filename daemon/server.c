@@ -26,6 +26,7 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   s->conf = *conf;
   memset(conf, 0, sizeof(*conf));
   s->conf_text = conf_text;
+  jrpcd_peercount_init(&s->peers_open, s->conf.max_connections_per_peer);
   s->gen_serial = 1;
   s->start_ns = uv_hrtime();
   /* A socket unit naming no section is a deployment mistake: say so
@@ -112,14 +113,26 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
     jrpcd_config_free(&c);
     return;
   }
+  /* Listeners stay as started, but who they let in comes from the new
+   * config: one whose section is gone would be left with no rule. */
+  for (size_t i = 0; i < s->nlisteners; i++)
+    if (!jrpcd_gen_policy(g, s->listeners[i].name)) {
+      snprintf(err, sizeof(err),
+               "%s: [listen %s] is gone; listeners change only on a restart",
+               s->conf.file, s->listeners[i].name);
+      reload_failed(status, n, err);
+      jrpcd_gen_release(g);
+      jrpcd_config_free(&c);
+      return;
+    }
   s->gen_serial++;
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_use(&s->workers[i], g);
   jrpcd_gen_release(s->gen);
   s->gen = g;
   jrpcd_log_set_level(c.log_level);
-  /* Only plugins and the log level change on reload: listeners, workers
-   * and limits stay as started. */
+  /* Only plugins, the log level and the listeners' peers change on
+   * reload: listeners, workers and limits stay as started. */
   jrpcd_info("reloaded %s: %zu plugins, %u methods (generation %u)",
              s->conf.file, g->nplugins, g->reg.count, g->serial);
   snprintf(status, n, "reloaded: serving %u methods from %zu plugins",
@@ -212,4 +225,5 @@ void jrpcd_server_free(jrpcd_server_t *s) {
     uv_loop_close(&s->loop);
   }
   jrpcd_config_free(&s->conf);
+  jrpcd_peercount_free(&s->peers_open);
 }

@@ -10,6 +10,7 @@
 #include "activation.h"
 #include "config.h"
 #include "listener.h"
+#include "peercount.h"
 #include "plugins.h"
 #include "worker.h"
 
@@ -22,8 +23,9 @@ typedef struct jrpcd_server {
   unsigned nworkers;
   jrpcd_gen_t *gen; /* the current generation (the server's hold) */
   unsigned gen_serial;
-  uint64_t start_ns;  /* uv_hrtime at start, for rpc.stats */
-  atomic_uint nconns; /* all workers: for max_connections */
+  uint64_t start_ns;            /* uv_hrtime at start, for rpc.stats */
+  atomic_uint nconns;           /* all workers: for max_connections */
+  jrpcd_peercount_t peers_open; /* for max_connections_per_peer */
   atomic_ullong conn_ids;
   _Atomic uint32_t live_calls; /* deferred calls, all workers */
   uv_loop_t loop;              /* main thread: signals */

@@ -1,8 +1,6 @@
-/* worker.c - a worker thread's loop: accepting, the idle sweep, the
+/* worker.c - a worker thread's loop: the idle sweep, the
  * cross-thread wake-ups (stop, reload, posted calls), the host side of
  * deferred calls, and the graceful stop. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,6 +180,7 @@ static void close_loop(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
   uv_close((uv_handle_t *)&w->after, on_handle_closed);
+  uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
 }
 
 static void check_stopped(jrpcd_worker_t *w) {
@@ -251,12 +250,22 @@ static void on_deadline(uv_timer_t *t) {
 
 static void on_tick(uv_timer_t *t);
 
+static uint64_t sweep_every(uint64_t idle_ms, uint64_t frame_ms) {
+  uint64_t every = 0;
+  for (int i = 0; i < 2; i++) {
+    uint64_t ms = i ? frame_ms : idle_ms;
+    uint64_t e = ms ? (ms / 4 < 1000 ? ms / 4 + 1 : 1000) : 0;
+    if (e && (!every || e < every))
+      every = e;
+  }
+  return every;
+}
+
 static void begin_stop(jrpcd_worker_t *w) {
   if (w->stopping)
     return;
   w->stopping = 1;
-  for (size_t i = 0; i < w->nservers; i++)
-    uv_close(&w->servers[i].h, on_handle_closed);
+  jrpcd_accept_stop(w);
   for (jrpcd_conn_t *c = w->conns.next; c != &w->conns;) {
     jrpcd_conn_t *next = c->next;
     jrpcd_conn_finish(c);
@@ -282,12 +291,11 @@ static void on_tick(uv_timer_t *t) {
     return;
   }
   uint64_t idle = w->srv->conf.idle_timeout_ms;
-  if (!idle)
-    return;
+  uint64_t frame = w->srv->conf.frame_timeout_ms;
   uint64_t now = uv_now(&w->loop);
   for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
     next = c->next;
-    jrpcd_conn_check_idle(c, now, idle);
+    jrpcd_conn_sweep(c, now, idle, frame);
   }
 }
 
@@ -340,16 +348,6 @@ static void on_wake(uv_async_t *a) {
   check_stopped(w);
 }
 
-static void on_connection(uv_stream_t *server, int status) {
-  jrpcd_worker_t *w = server->loop->data;
-  const jrpcd_listener_t *l = server->data;
-  if (status < 0) {
-    jrpcd_warn("%s: %s", l->desc, uv_strerror(status));
-    return;
-  }
-  jrpcd_conn_accept(w, server, l);
-}
-
 static void thread_main(void *arg) {
   jrpcd_worker_t *w = arg;
   uv_run(&w->loop, UV_RUN_DEFAULT);
@@ -357,45 +355,10 @@ static void thread_main(void *arg) {
 
 /* ---- set-up ---- */
 
-/* On success the handle owns the dup'd fd; on failure it is closed, and
- * an initialised handle is left for the caller to uv_close. */
-static int listen_on(jrpcd_worker_t *w, jrpcd_handle_t *h,
-                     const jrpcd_listener_t *l, int *inited, char *err,
-                     size_t errlen) {
-  *inited = 0;
-  int fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) {
-    snprintf(err, errlen, "%s: worker %u: dup: %s", l->desc, w->index,
-             strerror(errno));
-    return -1;
-  }
-  int rc = l->is_unix ? uv_pipe_init(&w->loop, &h->pipe, 0)
-                      : uv_tcp_init(&w->loop, &h->tcp);
-  if (rc) {
-    close(fd);
-    goto fail;
-  }
-  *inited = 1;
-  h->h.data = (void *)l;
-  rc = l->is_unix ? uv_pipe_open(&h->pipe, fd) : uv_tcp_open(&h->tcp, fd);
-  if (rc) {
-    close(fd);
-    goto fail;
-  }
-  rc = uv_listen(&h->s, 1024, on_connection);
-  if (rc)
-    goto fail;
-  return 0;
-fail:
-  snprintf(err, errlen, "%s: worker %u cannot listen: %s", l->desc, w->index,
-           uv_strerror(rc));
-  return -1;
-}
-
 /* Undoes a start that failed before the thread ran. */
-static void start_failed(jrpcd_worker_t *w, size_t handles) {
-  for (size_t i = 0; i < handles; i++)
-    uv_close(&w->servers[i].h, on_handle_closed);
+static void start_failed(jrpcd_worker_t *w) {
+  jrpcd_accept_stop(w);
+  uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
   uv_close((uv_handle_t *)&w->wake, on_handle_closed);
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
@@ -450,29 +413,21 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->deadline.data = w;
   uv_check_init(&w->loop, &w->after);
   w->after.data = w;
-  uint64_t idle = srv->conf.idle_timeout_ms;
-  uint64_t every = idle ? (idle / 4 < 1000 ? idle / 4 + 1 : 1000) : 0;
+  uv_timer_init(&w->loop, &w->accept_retry);
+  w->accept_retry.data = w;
+  /* The sweep runs often enough to close a connection within a quarter
+   * of its timeout (a second at most) after it passed. */
+  uint64_t every =
+      sweep_every(srv->conf.idle_timeout_ms, srv->conf.frame_timeout_ms);
   if (every)
     uv_timer_start(&w->tick, on_tick, every, every);
-  w->servers =
-      calloc(srv->nlisteners ? srv->nlisteners : 1, sizeof(*w->servers));
-  if (!w->servers) {
-    snprintf(err, errlen, "out of memory");
-    start_failed(w, 0);
+  if (jrpcd_accept_start(w, err, errlen) != 0) {
+    start_failed(w);
     return -1;
-  }
-  for (size_t i = 0; i < srv->nlisteners; i++) {
-    int inited;
-    if (listen_on(w, &w->servers[i], &srv->listeners[i], &inited, err,
-                  errlen)) {
-      start_failed(w, w->nservers + (size_t)inited);
-      return -1;
-    }
-    w->nservers++;
   }
   if (uv_thread_create(&w->thread, thread_main, w) != 0) {
     snprintf(err, errlen, "worker %u: cannot start a thread", index);
-    start_failed(w, w->nservers);
+    start_failed(w);
     return -1;
   }
   return 0;

@@ -24,6 +24,38 @@ typedef union jrpcd_handle {
   uv_tcp_t tcp;
 } jrpcd_handle_t;
 
+/* Events logged at most once a second: how many since the last line. */
+typedef struct jrpcd_ratelog {
+  uint64_t n;      /* events not logged yet */
+  uint64_t logged; /* uv_now of the last line, 0: none yet */
+} jrpcd_ratelog_t;
+
+/* Counts one event; returns how many the line due now should report, or
+ * 0 when a line was written less than a second ago. */
+static inline uint64_t jrpcd_ratelog_due(jrpcd_ratelog_t *r, uint64_t now) {
+  r->n++;
+  if (r->logged && now - r->logged < 1000)
+    return 0;
+  uint64_t n = r->n;
+  r->n = 0;
+  r->logged = now ? now : 1;
+  return n;
+}
+
+/* A worker's handle on one listener. */
+typedef enum {
+  JRPCD_ACC_OFF = 0,   /* no handle */
+  JRPCD_ACC_LISTENING, /* accepting */
+  JRPCD_ACC_CLOSING,   /* paused: uv_close called, callback due */
+  JRPCD_ACC_PAUSED     /* paused: closed, to listen again from a timer */
+} jrpcd_acc_state_t;
+
+typedef struct jrpcd_acceptor {
+  jrpcd_handle_t h; /* first: the callbacks' stream is the acceptor */
+  const jrpcd_listener_t *l;
+  jrpcd_acc_state_t state;
+} jrpcd_acceptor_t;
+
 typedef struct jrpcd_conn {
   jrpcd_handle_t h;
   struct jrpcd_worker *w;
@@ -33,6 +65,8 @@ typedef struct jrpcd_conn {
   uv_write_t wreq;
   size_t wbytes;        /* bytes of st.out in the uv_write in flight */
   uint64_t last_active; /* uv_now of the last read or write progress */
+  uint64_t frame_start; /* uv_now of the first byte of an incomplete frame
+                           being read, or 0 */
   uint64_t id;          /* for log lines */
   uint8_t writing;      /* a uv_write is in flight */
   uint8_t reading;      /* uv_read_start is in effect */
@@ -41,6 +75,8 @@ typedef struct jrpcd_conn {
   uint8_t eof;          /* the peer has sent everything */
   uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
   uint8_t closed;       /* uv_close called */
+  uint8_t peer_counted; /* counted in max_connections_per_peer (pkey) */
+  jrpcd_peerkey_t pkey;
 } jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */
@@ -62,15 +98,20 @@ typedef struct jrpcd_worker {
   jrpcd_gen_t **drops; /* generations deferred calls let go of */
   size_t ndrops, capdrops;
   jrpc__engine_t engine;
-  jrpcd_gen_t *gen;        /* held */
-  jrpcd_handle_t *servers; /* one per listener */
+  jrpcd_gen_t *gen;          /* held */
+  jrpcd_acceptor_t *servers; /* one per listener (accept.c) */
   size_t nservers;
-  jrpcd_conn_t conns; /* list head */
+  uv_timer_t accept_retry;    /* listens again after accept failed */
+  uint32_t accept_backoff_ms; /* the current wait before listening again */
+  uint64_t accept_resumed;    /* uv_now when it last listened again */
+  jrpcd_ratelog_t accept_log; /* failed accepts */
+  jrpcd_conn_t conns;         /* list head */
   uint32_t nconns;
-  atomic_uint load;        /* connections, as other workers see it */
-  uint32_t nwork;          /* queue_work tasks not done */
-  uint64_t refused;        /* connections over max_connections, not logged */
-  uint64_t refused_logged; /* uv_now of the last such log line */
+  atomic_uint load;             /* connections, as other workers see it */
+  uint32_t nwork;               /* queue_work tasks not done */
+  jrpcd_ratelog_t refused_log;  /* connections over max_connections */
+  jrpcd_ratelog_t peers_log;    /* peers not in a listener's `peers` */
+  jrpcd_ratelog_t per_peer_log; /* over max_connections_per_peer */
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
   jrpc__counter_t accepted;  /* connections served since start */
@@ -105,6 +146,11 @@ void jrpcd_worker_join(jrpcd_worker_t *w);
 /* After plugins are gone: free the engine and everything left. */
 void jrpcd_worker_free(jrpcd_worker_t *w);
 
+/* accept.c: listen on every listener (-1 with err; jrpcd_accept_stop
+ * then closes what was opened), and stop listening for good. */
+int jrpcd_accept_start(jrpcd_worker_t *w, char *err, size_t errlen);
+void jrpcd_accept_stop(jrpcd_worker_t *w);
+
 /* conn.c */
 void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
                        const jrpcd_listener_t *l);
@@ -115,8 +161,11 @@ void jrpcd_conn_flush(jrpcd_conn_t *c);
  * everything is sent. */
 void jrpcd_conn_finish(jrpcd_conn_t *c);
 void jrpcd_conn_close(jrpcd_conn_t *c, const char *why);
-/* Idle sweep: closes c if it has been quiet for idle_ms. */
-void jrpcd_conn_check_idle(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms);
+/* The sweep: closes c if it has been quiet for idle_ms, or answers -32009
+ * and closes it if a frame has taken longer than frame_ms to arrive (0:
+ * no limit). */
+void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
+                      uint64_t frame_ms);
 
 static inline jrpcd_conn_t *jrpcd_conn_of_sink(jrpc__sink_t *s) {
   return (jrpcd_conn_t *)(void *)((char *)s - offsetof(jrpcd_conn_t, st) -

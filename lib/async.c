@@ -65,6 +65,7 @@ void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
   s->out = out;
   s->framing = framing;
   s->calls = 0;
+  s->max_calls = 0;
   link_init(&s->waiting);
 }
 
@@ -103,6 +104,16 @@ static int out_append(jrpc__outbuf_t *dst, jrpc__outbuf_t *src) {
   return rc ? JRPC_ENOMEM : 0;
 }
 
+/* Tells the host that the sink changed: output was appended, or its
+ * count of calls in flight went down. Either may let a connection that
+ * was paused (frames held behind max_pending_calls) read again, or one
+ * that was finishing close; so every path that lowers `calls` ends here,
+ * not only those with bytes to send. */
+static void sink_changed(jrpc__engine_t *e, jrpc__sink_t *sink) {
+  if (sink && e->host && e->host->output)
+    e->host->output(e->host_arg, sink);
+}
+
 /* One reply frame with src's bytes onto the sink, and tell the host. */
 static void deliver(jrpc__engine_t *e, jrpc__sink_t *sink,
                     jrpc__outbuf_t *src) {
@@ -115,8 +126,7 @@ static void deliver(jrpc__engine_t *e, jrpc__sink_t *sink,
       o->oom = 0;
     }
   }
-  if (e->host && e->host->output)
-    e->host->output(e->host_arg, sink);
+  sink_changed(e, sink);
 }
 
 jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
@@ -126,12 +136,24 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
     return NULL;
   if (call->deferred)
     return call->deferred;
+  jrpc__sink_t *sink = e->sink;
+  if (e->in_batch && sink && sink->max_calls &&
+      e->batch_defers >= sink->max_calls) {
+    /* The stream reads no frame while the connection is at its limit,
+     * but one batch may hold many calls: no more of them than that limit
+     * may defer. (Calls of earlier frames do not count here, so a batch
+     * read just before the connection's others finish is not refused.) */
+    call->busy = 1;
+    call->busy_limit = sink->max_calls;
+    return NULL;
+  }
   if (e->live_total &&
       atomic_fetch_add(e->live_total, 1) >= e->max_live_total) {
     /* The daemon has as many calls in flight as it allows: this one is
      * answered -32005 whatever the handler writes next. */
     atomic_fetch_sub(e->live_total, 1);
     call->busy = 1;
+    call->busy_limit = e->max_live_total;
     return NULL;
   }
   size_t id_n = call->notify ? 0 : call->id_n;
@@ -172,6 +194,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   }
   link_push(&e->live, &d->at_engine);
   e->n_live++;
+  e->batch_defers += e->in_batch;
   call->deferred = &dc->pub;
   return &dc->pub;
 }
@@ -204,6 +227,9 @@ static void batch_close(jrpc__batch_t *b) {
     }
     link_drop(&b->at_sink); /* as in deferred_answer */
     deliver(b->e, b->sink, &b->out);
+  } else if (b->sink) {
+    link_drop(&b->at_sink);
+    sink_changed(b->e, b->sink);
   }
   batch_free(b);
 }
@@ -217,7 +243,9 @@ static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
   if (rc || b->out.oom)
     b->oom = 1;
   if (--b->waiting == 0 && b->taken)
-    batch_close(b);
+    batch_close(b); /* tells the host */
+  else
+    sink_changed(b->e, b->sink); /* one call fewer in flight */
 }
 
 /* The call no longer counts as in flight: before its reply goes out, so
@@ -249,8 +277,10 @@ static void deferred_answer(jrpc__engine_t *e, jrpc__deferred_t *d) {
    * nothing left to wait for as soon as it is told of this output. */
   link_drop(&d->at_sink);
   if (d->call.notify) {
-    if (d->sink)
+    if (d->sink) {
       d->sink->calls--;
+      sink_changed(e, d->sink); /* nothing to send, but room to read */
+    }
     return;
   }
   if (d->batch) {

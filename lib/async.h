@@ -31,6 +31,9 @@ typedef struct jrpc__sink {
   jrpc__framing_t framing;
   jrpc__link_t waiting; /* deferred calls and batches that answer here */
   uint32_t calls;       /* deferred calls not yet answered here */
+  /* At most this many may be (0: no limit): the stream holds further
+   * frames unread, and a batch's calls beyond it are answered -32005. */
+  uint32_t max_calls;
 } jrpc__sink_t;
 
 /* A posted call waiting in the host's queue. Every deferred call carries
@@ -57,7 +60,9 @@ typedef struct jrpc__host {
    * host keeps reg's modules loaded until done has returned. */
   int (*queue_work)(void *arg, jrpc_call_t *d, const jrpc__registry_t *reg,
                     jrpc_work_fn work, jrpc_post_fn done, void *fnarg);
-  /* Deferred reply bytes were appended to sink->out: write them. */
+  /* Deferred reply bytes were appended to sink->out, or sink->calls went
+   * down (a notification or a batch's call finished): write what there is
+   * and look again at whether the connection may read (or close). */
   void (*output)(void *arg, jrpc__sink_t *sink);
   /* Keeps the modules behind reg loaded (+1) or lets them go (-1). */
   void (*hold)(void *arg, const jrpc__registry_t *reg, int delta);

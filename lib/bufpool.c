@@ -5,10 +5,13 @@
 
 #include "common.h"
 
+/* The smallest class whose size holds `total` bytes (a power of two at
+ * least 1 << MIN_SHIFT), or -1 beyond the largest. */
 static int size_class(size_t total) {
-  int k = JRPC__BUF_MIN_SHIFT;
-  while (k <= JRPC__BUF_MAX_SHIFT && ((size_t)1 << k) < total)
-    k++;
+  if (total <= ((size_t)1 << JRPC__BUF_MIN_SHIFT))
+    return 0;
+  /* ceil(log2(total)) for total >= 2 */
+  int k = (int)(sizeof(unsigned long long) * 8) - __builtin_clzll(total - 1);
   return k <= JRPC__BUF_MAX_SHIFT ? k - JRPC__BUF_MIN_SHIFT : -1;
 }
 

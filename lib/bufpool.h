@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JRPC__BUF_MIN_SHIFT 12 /* 4 KiB */
+/* 512 bytes: a deferred call's reply starts in one (async.c), so that
+ * thousands in flight cost little; streams ask for 16 KiB and more. */
+#define JRPC__BUF_MIN_SHIFT 9
 #define JRPC__BUF_MAX_SHIFT 31 /* 2 GiB */
 #define JRPC__BUF_CLASSES (JRPC__BUF_MAX_SHIFT - JRPC__BUF_MIN_SHIFT + 1)
 

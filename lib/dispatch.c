@@ -91,7 +91,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     count_error(e, call);
     call->busy = 0;
     jrpc__out_truncate(o, call->mark);
-    limit_error(o, JRPC_BUSY, e->max_live_total, e->max_live_total, id, id_n);
+    limit_error(o, JRPC_BUSY, call->busy_limit, call->busy_limit, id, id_n);
     return;
   }
   if (call->too_large) {
@@ -231,6 +231,8 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   /* The array opens with the first response; a batch of notifications
    * yields no output at all. */
   int opened = 0;
+  e->in_batch = 1; /* for the bound on its deferred calls (async.c) */
+  e->batch_defers = 0;
   for (uint32_t k = 0; k < ps->count; k++) {
     jrpc__outmark_t before = jrpc__out_mark(o);
     jrpc__out_byte(o, opened ? ',' : '[');
@@ -284,6 +286,7 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
     jrpc__out_truncate(o, enc.start);
     e->batch = NULL;
     e->sink = NULL;
+    e->in_batch = 0;
     jrpc__async_frame_end(e);
     return rc == JRPC_ENOMEM ? 0 : rc;
   }
@@ -312,6 +315,7 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
   if (JRPC__UNLIKELY(e->done.next != &e->done))
     jrpc__async_frame_end(e);
   e->dispatching = 0;
+  e->in_batch = 0;
   e->sink = NULL;
   return rc;
 }
@@ -324,5 +328,20 @@ int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
     return rc;
   count_error(e, NULL);
   limit_error(o, JRPC_FRAME_TOO_LARGE, e->lim.max_frame_bytes, got, NULL, 0);
+  return frame_finish(framing, o, &enc);
+}
+
+int jrpc__dispatch_frame_timeout(jrpc__engine_t *e, jrpc__framing_t framing,
+                                 jrpc__outbuf_t *o, uint32_t timeout_ms,
+                                 uint64_t got) {
+  jrpc__frame_enc_t enc;
+  int rc = jrpc__frame_begin(framing, o, &enc);
+  if (rc)
+    return rc;
+  count_error(e, NULL);
+  char data[64];
+  int n = snprintf(data, sizeof(data), "{\"timeout_ms\":%u,\"got\":%llu}",
+                   timeout_ms, (unsigned long long)got);
+  jrpc__reply_error(o, JRPC_FRAME_TIMEOUT, NULL, data, (size_t)n, NULL, 0);
   return frame_finish(framing, o, &enc);
 }

@@ -48,6 +48,7 @@ typedef struct jrpc__call {
   uint8_t notify;           /* a notification: nothing is ever sent */
   uint8_t is_deferred;      /* this is a deferred call's handle */
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
+  uint32_t busy_limit;      /* the limit that refused it, for the reply */
   jrpc__mstat_t *ms;        /* the method's counters, or NULL */
 } jrpc__call_t;
 
@@ -73,6 +74,8 @@ typedef struct jrpc__engine {
   jrpc__link_t batches;      /* batches waiting for deferred calls */
   jrpc__link_t done;         /* finished while their frame was running */
   uint8_t dispatching;       /* a frame's reply is being written */
+  uint8_t in_batch;          /* the frame being dispatched is a batch */
+  uint32_t batch_defers;     /* calls of that batch deferred so far */
   uint32_t n_live;
   /* Shared by every engine of a daemon: deferred calls in flight, and the
    * most allowed (answered -32005 beyond). NULL: no limit. */
@@ -107,5 +110,11 @@ int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
 /* Appends the framed -32001 reply for a frame of `got` bytes. */
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,
                              jrpc__outbuf_t *out, uint64_t got);
+
+/* Appends the framed -32009 reply for a frame still incomplete, `got`
+ * bytes in, after timeout_ms. */
+int jrpc__dispatch_frame_timeout(jrpc__engine_t *e, jrpc__framing_t framing,
+                                 jrpc__outbuf_t *out, uint32_t timeout_ms,
+                                 uint64_t got);
 
 #endif

@@ -9,9 +9,6 @@
 
 #include "common.h"
 
-const uint8_t jrpc__str_plain[256] = {
-    [0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0x7F] = 1};
-
 int jrpc__num_valid(const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   if (p < end && *p == '-')
@@ -100,6 +97,53 @@ size_t jrpc__utf8_seq(const unsigned char *p, const unsigned char *end) {
   return 0;
 }
 
+/* Length of the valid escape at p (a backslash), a \u surrogate pair
+ * counting as one, or 0. */
+static size_t escape_len(const unsigned char *p, const unsigned char *end) {
+  if (end - p < 2)
+    return 0;
+  switch (p[1]) {
+  case '"':
+  case '\\':
+  case '/':
+  case 'b':
+  case 'f':
+  case 'n':
+  case 'r':
+  case 't':
+    return 2;
+  case 'u':
+    break;
+  default:
+    return 0;
+  }
+  int32_t u = hex4(p + 2, (size_t)(end - p - 2));
+  if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+    return 0; /* not hex, or a low surrogate with no high one before it */
+  if (u < 0xD800 || u > 0xDBFF)
+    return 6;
+  p += 6;
+  if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+    return 0;
+  int32_t lo = hex4(p + 2, (size_t)(end - p - 2));
+  if (lo < 0xDC00 || lo > 0xDFFF)
+    return 0;
+  return 12;
+}
+
+/* One byte that is not plain ASCII content, other than '"': the length of
+ * the valid UTF-8 sequence or escape that starts there, or 0. */
+static inline size_t special_len(const unsigned char *p,
+                                 const unsigned char *end, int *esc) {
+  unsigned char c = *p;
+  if (c >= 0x80)
+    return jrpc__utf8_seq(p, end);
+  if (c != '\\')
+    return 0; /* a control byte */
+  *esc = 1;
+  return escape_len(p, end);
+}
+
 int jrpc__str_valid(const char *s, size_t n, int *has_escape) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   int esc = 0;
@@ -107,54 +151,29 @@ int jrpc__str_valid(const char *s, size_t n, int *has_escape) {
     p = jrpc__plain_span(p, end);
     if (p == end)
       break;
-    unsigned char c = *p;
-    if (c < 0x20 || c == '"')
+    size_t k = *p == '"' ? 0 : special_len(p, end, &esc);
+    if (!k)
       return 0;
-    if (c >= 0x80) {
-      size_t k = jrpc__utf8_seq(p, end);
-      if (!k)
-        return 0;
-      p += k;
-      continue;
-    }
-    /* Backslash escape. */
-    esc = 1;
-    if (end - p < 2)
-      return 0;
-    switch (p[1]) {
-    case '"':
-    case '\\':
-    case '/':
-    case 'b':
-    case 'f':
-    case 'n':
-    case 'r':
-    case 't':
-      p += 2;
-      continue;
-    case 'u':
-      break;
-    default:
-      return 0;
-    }
-    int32_t u = hex4(p + 2, (size_t)(end - p - 2));
-    if (u < 0)
-      return 0;
-    p += 6;
-    if (u >= 0xDC00 && u <= 0xDFFF)
-      return 0; /* a low surrogate with no high one before it */
-    if (u >= 0xD800 && u <= 0xDBFF) {
-      if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
-        return 0;
-      int32_t lo = hex4(p + 2, (size_t)(end - p - 2));
-      if (lo < 0xDC00 || lo > 0xDFFF)
-        return 0;
-      p += 6;
-    }
+    p += k;
   }
   if (has_escape)
     *has_escape = esc;
   return 1;
+}
+
+const unsigned char *jrpc__str_scan(const unsigned char *p,
+                                    const unsigned char *end, int *has_escape) {
+  for (;;) {
+    p = jrpc__plain_span(p, end);
+    if (p == end)
+      return NULL;
+    if (*p == '"')
+      return p;
+    size_t k = special_len(p, end, has_escape);
+    if (!k)
+      return NULL;
+    p += k;
+  }
 }
 
 static char *put_utf8(char *d, uint32_t cp) {

@@ -12,6 +12,7 @@
 #include <locale.h>
 
 #include "arena.h"
+#include "strspan.h"
 
 /* JSON whitespace: space, tab, LF, CR. */
 static inline int jrpc__is_ws(unsigned char c) {
@@ -27,42 +28,13 @@ int jrpc__num_valid(const char *s, size_t n);
  * *has_escape is set when a backslash occurs. */
 int jrpc__str_valid(const char *s, size_t n, int *has_escape);
 
-/* Bytes that may stand verbatim in a JSON string: 0x20..0x7F except '"'
- * and '\\' (non-ASCII needs the UTF-8 check). */
-extern const uint8_t jrpc__str_plain[256];
-
-/* Non-zero when any of the 8 bytes in x is < 0x20, '"', '\\' or >= 0x80:
- * the bytes a JSON string cannot hold verbatim as plain ASCII. */
-static inline uint64_t jrpc__swar_special(uint64_t x) {
-  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-  uint64_t lt20 = (x - ones * 0x20) & ~x;
-  return (lt20 | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & high;
-}
-
-/* The first byte in [p, end) that is not plain ASCII string content, or
- * end; eight bytes at a time. */
-static inline const unsigned char *jrpc__plain_span(const unsigned char *p,
-                                                    const unsigned char *end) {
-  while (end - p >= 8) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    uint64_t m = jrpc__swar_special(x);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* A borrow can flag a byte above a special one, never below it: the
-     * lowest flag is the first special byte. */
-    if (m)
-      return p + (__builtin_ctzll(m) >> 3);
-#else
-    if (m)
-      break;
-#endif
-    p += 8;
-  }
-  while (p < end && jrpc__str_plain[*p])
-    p++;
-  return p;
-}
+/* Where string content may continue: after the plain run that starts at
+ * p (anything but plain ASCII stops it), each escape checked, UTF-8 checked
+ * by sequence, until the closing quote. Returns the closing quote's
+ * position, or NULL when the content is invalid or end comes first.
+ * *has_escape is set when a backslash occurs (left alone otherwise). */
+const unsigned char *jrpc__str_scan(const unsigned char *p,
+                                    const unsigned char *end, int *has_escape);
 
 /* jrpc__str_valid with a fast path for short plain-ASCII strings, the
  * common case for keys, method names and small values. */

@@ -61,6 +61,13 @@ static int seg_append(jrpc__outbuf_t *o) {
   o->p = s->data;
   o->end = s->data + s->cap;
   sync_origin(o);
+  /* Small segments (a deferred call's reply) double as the reply grows,
+   * up to the usual size, so that a large result is no long chain. */
+  if (JRPC__UNLIKELY(o->seg_want < JRPC__SEG_SIZE - JRPC__PAD)) {
+    size_t next = 2 * (o->seg_want + JRPC__PAD) - JRPC__PAD;
+    o->seg_want =
+        next < JRPC__SEG_SIZE - JRPC__PAD ? next : JRPC__SEG_SIZE - JRPC__PAD;
+  }
   return 0;
 }
 

@@ -46,8 +46,9 @@ typedef struct jrpc__outmark {
 } jrpc__outmark_t;
 
 void jrpc__out_init(jrpc__outbuf_t *o, jrpc__bufpool_t *pool);
-/* Segments of the pool's smallest class: for chains that hold one reply
- * for a while (deferred calls), where 16 KiB each would add up. */
+/* Segments of the pool's smallest class (512 bytes), doubling as the
+ * chain grows: for chains that hold one reply for a while (deferred
+ * calls), where 16 KiB each would add up. */
 void jrpc__out_small_segments(jrpc__outbuf_t *o);
 /* Returns every segment to the pool. */
 void jrpc__out_free(jrpc__outbuf_t *o);

@@ -122,6 +122,9 @@ const char *jrpc__simdjson_kernel(void);
 jrpc__parser_t *jrpc__parser_auto_new(size_t threshold);
 /* The threshold an auto parser uses (SIZE_MAX: never simdjson). */
 size_t jrpc__parser_auto_threshold(const jrpc__parser_t *p);
+/* Why it uses that threshold: the evidence measured for this kernel, or
+ * the configuration's override (a static string). */
+const char *jrpc__parser_auto_why(const jrpc__parser_t *p);
 
 /* By name: "native", "jsmn", "simdjson" (NULL in a build without it), "auto";
  * NULL if unknown. */

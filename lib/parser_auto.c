@@ -1,11 +1,11 @@
 /* parser_auto.c - parser = auto: each frame goes to the backend measured
- * faster for frames of its size. Documents carry their own backend's view
- * table, so handlers never see which one ran.
+ * faster for frames of its size on a CPU like this one. Documents carry
+ * their own backend's view table, so handlers never see which one ran.
  *
  * Below the threshold frames go to the native tokenizer, from it on to
- * simdjson. The thresholds come from bench/parsers on this project's
- * machines (see BENCHMARKS.md, "Parsers"), per kernel simdjson picked at
- * run time. */
+ * simdjson. The thresholds come from bench/parsers (see BENCHMARKS.md,
+ * "Parsers"), per kernel simdjson picked at run time, every row measured
+ * against native; a kernel never measured means native. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,32 +17,45 @@ typedef struct auto_backend {
   jrpc__parser_t *small; /* native */
   jrpc__parser_t *large; /* simdjson, or NULL */
   size_t threshold;
+  const char *why;
 } auto_backend_t;
 
-/* Frames of at least this many bytes go to simdjson, per kernel.
- * bench/parsers (parse + envelope + a full params read), medians of
- * interleaved trials on this project's 2-core VMs:
- *   haswell, westmere: native is faster on every workload, 1.3-1.7x on
- *     small requests and batches, 1.1-1.4x on frames of 1 to 64 KB; on a
- *     single 64 KB string the two are even. simdjson never wins: never.
- *     (Against jsmn, simdjson won from about 128 bytes; native beats both.)
- *   icelake: not runnable on today's VMs (no AVX-512); MEASURED.md has
- *     simdjson's DOM at 73 ns against 148 ns for a validating jsmn on a
- *     54-byte request, and native runs about 1.6x fewer instructions than
- *     jsmn: simdjson likely still leads there, so every frame, until it
- *     can be measured.
- *   fallback (portable): slower than jsmn already: never.
- * Kernels never measured (arm64, ppc64, lsx, ...) stay on native. */
-static size_t measured_threshold(const char *kernel) {
-  static const struct {
-    const char *kernel;
-    size_t bytes;
-  } table[] = {
-      {"icelake", 0},
-  };
-  for (size_t i = 0; kernel && i < sizeof(table) / sizeof(table[0]); i++)
-    if (strcmp(kernel, table[i].kernel) == 0)
-      return table[i].bytes;
+/* Frames of at least `bytes` go to simdjson, per kernel. bench/parsers
+ * (parse + envelope + a full params read), medians of interleaved trials;
+ * since native scans strings by SIMD (strspan.h) it is the faster on every
+ * workload measured, the 64 KB string included:
+ *   icelake (Intel Xeon, AVX-512, 2026-12-01): native 1.2-1.9x faster on
+ *     small requests and batches, 1.1-1.3x on 1 to 64 KB of params, 2.5x
+ *     on one 64 KB string (7.5 against 18.5 us).
+ *   haswell, westmere (AMD EPYC, 2026-11-30, before the SIMD strings):
+ *     native 1.3-1.7x faster on small requests and batches, 1.1-1.4x on
+ *     frames of 1 to 64 KB, even on a 64 KB string.
+ *   fallback (portable): slower than jsmn already. */
+static const struct {
+  const char *kernel;
+  size_t bytes;
+  const char *why;
+} measured[] = {
+    {"icelake", SIZE_MAX,
+     "measured faster than simdjson's icelake kernel at every size and shape "
+     "of bench/parsers (AVX-512 Intel, 2026-12-01)"},
+    {"haswell", SIZE_MAX,
+     "measured faster than simdjson's haswell kernel at every size and shape "
+     "of bench/parsers (2026-11-30)"},
+    {"westmere", SIZE_MAX,
+     "measured faster than simdjson's westmere kernel at every size and shape "
+     "of bench/parsers (2026-11-30)"},
+    {"fallback", SIZE_MAX,
+     "simdjson's portable fallback kernel is slower than jsmn"},
+};
+
+static size_t measured_threshold(const char *kernel, const char **why) {
+  for (size_t i = 0; kernel && i < sizeof(measured) / sizeof(measured[0]); i++)
+    if (strcmp(kernel, measured[i].kernel) == 0) {
+      *why = measured[i].why;
+      return measured[i].bytes;
+    }
+  *why = "simdjson's kernel on this CPU was never measured against native";
   return SIZE_MAX;
 }
 
@@ -76,25 +89,36 @@ jrpc__parser_t *jrpc__parser_auto_new(size_t threshold) {
   b->small = jrpc__parser_native_new();
 #ifdef JRPC_HAVE_SIMDJSON
   b->large = jrpc__parser_simdjson_new();
-  b->threshold = threshold != JRPC__AUTO_MEASURED
-                     ? threshold
-                     : measured_threshold(jrpc__simdjson_kernel());
+  if (threshold != JRPC__AUTO_MEASURED) {
+    b->threshold = threshold;
+    b->why = "parser_auto_threshold set in the configuration";
+  } else {
+    b->threshold = measured_threshold(jrpc__simdjson_kernel(), &b->why);
+  }
 #else
   (void)measured_threshold;
   b->threshold = SIZE_MAX;
+  b->why = "simdjson is not in this build";
 #endif
   if (!b->small) {
     auto_destroy(&b->base);
     return NULL;
   }
-  if (!b->large)
+  if (!b->large && b->threshold != SIZE_MAX) {
     b->threshold = SIZE_MAX;
+    b->why = "simdjson is not available";
+  }
   return &b->base;
 }
 
 size_t jrpc__parser_auto_threshold(const jrpc__parser_t *p) {
   return p->ops == &auto_ops ? ((const auto_backend_t *)p)->threshold
                              : SIZE_MAX;
+}
+
+const char *jrpc__parser_auto_why(const jrpc__parser_t *p) {
+  return p->ops == &auto_ops ? ((const auto_backend_t *)p)->why
+                             : "not an auto parser";
 }
 
 #ifndef JRPC_HAVE_SIMDJSON

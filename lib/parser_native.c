@@ -7,9 +7,10 @@
  * the result unchanged. The jsmn backend needs jsmn's pass and then a
  * second walk to validate what jsmn lets through and to link the tokens;
  * here both happen where each token is found, plain string bytes are
- * skipped eight at a time, and small integers need no number parser. The
- * envelope of each request is read from the tokens afterwards: a request
- * object has a handful of members, reached through the skip links.
+ * skipped by SIMD (strspan.h), and small integers need no number parser.
+ * The envelope of each request is read in the same pass: a key of a
+ * request object is recognised when it is scanned, and the member is
+ * recorded when its value is complete.
  *
  * String tokens carry two flags in `size`, which views never read for
  * strings: bit 0 marks an object key (as jsmn's size 1 does), bit 1 a
@@ -42,6 +43,14 @@ typedef struct scan {
   uint32_t cap;
   size_t most; /* tokens a frame of this size can hold */
   jrpc__arena_t *a;
+  /* The envelopes of the requests (the root object, or the elements of a
+   * root array), filled as their members are scanned; env_cap entries,
+   * zeroed until filled. Batch elements from max_batch on are not read:
+   * such a batch is refused whole. */
+  jrpc__envelope_t *env;
+  uint32_t env_cap;
+  uint32_t max_batch;
+  const jrpc__doc_t *hdr;
 } scan_t;
 
 /* Doubles the token array (a token needs at least one byte of input, so
@@ -59,35 +68,50 @@ static int grow(scan_t *s, uint32_t n) {
   return 0;
 }
 
-/* p is at an opening quote. On success returns the closing quote's
- * position and sets *esc; NULL when the string is unterminated or its
- * content invalid. */
-static inline const unsigned char *
-scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
-  const unsigned char *start = ++p;
-  p = jrpc__plain_span(p, e);
-  if (JRPC__LIKELY(p < e && *p == '"')) {
-    *esc = 0;
-    return p;
-  }
-  /* Escapes, non-ASCII or a control byte: find the end, skipping escaped
-   * bytes, then check the whole content the careful way. */
-  while (p < e && *p != '"') {
-    if (*p == '\\') {
-      if (e - p < 2)
-        return NULL;
-      p += 2;
-    } else {
-      p++;
-    }
-  }
-  if (p >= e || !jrpc__str_valid((const char *)start, (size_t)(p - start), esc))
-    return NULL;
-  return p;
+/* Room for envelope k + 1 (k < max_batch), the new entries zeroed. */
+static int grow_env(scan_t *s, uint32_t k) {
+  size_t ncap = (size_t)s->env_cap * 2;
+  if (ncap < 16)
+    ncap = 16;
+  if (ncap <= k)
+    ncap = (size_t)k + 1;
+  if (ncap > s->max_batch)
+    ncap = s->max_batch;
+  jrpc__envelope_t *ne = jrpc__arena_alloc(s->a, ncap * sizeof(*ne));
+  if (!ne)
+    return JRPC_ENOMEM;
+  memcpy(ne, s->env, s->env_cap * sizeof(*ne));
+  memset(ne + s->env_cap, 0, (ncap - s->env_cap) * sizeof(*ne));
+  s->env = ne;
+  s->env_cap = (uint32_t)ncap;
+  return 0;
 }
 
-/* Compact JSON has no whitespace: one compare settles it (every JSON
- * whitespace byte is <= ' '). */
+/* p is at an opening quote. On success returns the closing quote's
+ * position and sets *esc; NULL when the string is unterminated or its
+ * content invalid. The first 16 bytes of content are looked at in one SSE2
+ * step (the frame has JRPC__PAD readable bytes after it): keys and short
+ * values end there. Anything else (longer, escapes, non-ASCII) goes to
+ * jrpc__str_scan, which checks as it goes and scans plain runs by SIMD. */
+static inline __attribute__((always_inline)) const unsigned char *
+scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
+  p++;
+#ifdef JRPC__SPAN_SSE2
+  unsigned m = jrpc__special16(p);
+  if (JRPC__LIKELY(m)) {
+    const unsigned char *q = p + __builtin_ctz(m);
+    if (JRPC__LIKELY(q < e && *q == '"')) {
+      *esc = 0;
+      return q;
+    }
+  }
+#endif
+  int has_esc = 0; /* a local: *esc may then live in a register */
+  const unsigned char *q = jrpc__str_scan(p, e, &has_esc);
+  *esc = has_esc;
+  return q;
+}
+
 /* The string between the quotes at p and q. */
 static inline void string_token(jsmntok_t *tk, const unsigned char *base,
                                 const unsigned char *p, const unsigned char *q,
@@ -98,8 +122,11 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
   tk->size = flags;
 }
 
+/* The byte at e is readable (JRPC__PAD): compact JSON, where the next byte
+ * is never whitespace, pays one compare per gap, the bound is looked at
+ * only for a byte that may be whitespace. */
 #define SKIP_WS()                                                              \
-  while (p < e && *p <= ' ' && jrpc__is_ws(*p))                                \
+  while (JRPC__UNLIKELY(*p <= ' ') && p < e && jrpc__is_ws(*p))                \
   p++
 #define FAIL(msg)                                                              \
   do {                                                                         \
@@ -108,7 +135,7 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
   } while (0)
 #define NEED_TOKEN()                                                           \
   do {                                                                         \
-    if (JRPC__UNLIKELY(n == s->cap)) {                                         \
+    if (sized && JRPC__UNLIKELY(n == s->cap)) {                                \
       if (grow(s, n))                                                          \
         return JRPC_ENOMEM;                                                    \
       t = s->t;                                                                \
@@ -120,8 +147,9 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
  * JRPC_ENOMEM. The innermost open container is kept in locals (its token,
  * whether it is an object, its element count so far); the stack holds the
  * outer ones, whose counts wait in their tokens' `size`. */
-static int scan(scan_t *s, const char *js, size_t len, uint32_t *count,
-                const char **why) {
+static inline __attribute__((always_inline)) int
+scan_frame(scan_t *s, const char *js, size_t len, uint32_t *count,
+           const char **why, const int sized) {
   const unsigned char *const base = (const unsigned char *)js;
   const unsigned char *p = base, *const e = base + len;
   uint32_t stack[JRPC__MAX_DEPTH]; /* open containers, outermost first */
@@ -133,6 +161,15 @@ static int scan(scan_t *s, const char *js, size_t len, uint32_t *count,
   int in_obj = 0;   /* ...is an object */
   int elems = 0;    /* ...has this many elements so far */
   int esc;
+  jrpc_type_t ty;
+  /* Request objects are the root object (their keys at depth 1) or the
+   * root array's elements (keys at depth 2); `env` is the one being read.
+   * The envelope member its current key names waits in `member` until
+   * the value is scanned; if the value is a container, in `cmember` until
+   * the container closes. */
+  int req_depth = 1;
+  jrpc__envelope_t *env = NULL;
+  int member = 0, cmember = 0;
 
 value:
   SKIP_WS();
@@ -150,6 +187,25 @@ value:
     in_obj = *p == '{';
     tk->type = in_obj ? JSMN_OBJECT : JSMN_ARRAY;
     tk->start = (int)(p - base);
+    if (depth == 0 && in_obj) {
+      env = s->env;
+      env->is_object = 1;
+    } else if (depth == 0) {
+      req_depth = 2;
+    } else if (depth == 1 && req_depth == 2) {
+      uint32_t k = (uint32_t)elems - 1; /* the batch element this is */
+      env = NULL;
+      if (in_obj && k < s->max_batch) {
+        if (k >= s->env_cap && grow_env(s, k))
+          return JRPC_ENOMEM;
+        env = &s->env[k];
+        env->is_object = 1;
+      }
+    }
+    if (JRPC__UNLIKELY(member)) { /* the value of an envelope member */
+      cmember = member;
+      member = 0;
+    }
     top = n++;
     stack[depth++] = top;
     elems = 0;
@@ -169,6 +225,7 @@ value:
       FAIL("invalid string");
     string_token(tk, base, p, q, esc ? STR_ESC : 0);
     p = q + 1;
+    ty = JRPC_T_STRING;
     break;
   }
   case 't':
@@ -178,29 +235,40 @@ value:
     size_t wn = *p == 'f' ? 5 : 4;
     if ((size_t)(e - p) < wn || memcmp(p, word, wn) != 0)
       FAIL("invalid literal");
+    ty = *p == 't' ? JRPC_T_TRUE : *p == 'f' ? JRPC_T_FALSE : JRPC_T_NULL;
     tk->type = JSMN_PRIMITIVE;
     tk->start = (int)(p - base);
     p += wn;
     tk->end = (int)(p - base);
+    esc = 0;
     break;
   }
   default: {
-    if (*p != '-' && (unsigned)(*p - '0') > 9)
-      FAIL("invalid JSON");
+    /* 1 to 9 then digits only, up to a byte that cannot continue a number:
+     * valid as it stands. Anything else has its whole span checked. */
     const unsigned char *q = p;
-    /* 1 to 9 then digits only: valid as it stands. */
-    int plain = *p != '0' && *p != '-';
-    while (q < e && num_byte[*q]) {
-      plain &= (unsigned)(*q - '0') <= 9;
-      q++;
+    if ((unsigned)(*p - '1') <= 8)
+      for (q++; q < e && (unsigned)(*q - '0') <= 9;)
+        q++;
+    if (JRPC__UNLIKELY(q == p || (q < e && num_byte[*q]))) {
+      if (*p != '-' && (unsigned)(*p - '0') > 9)
+        FAIL("invalid JSON");
+      while (q < e && num_byte[*q])
+        q++;
+      if (!jrpc__num_valid((const char *)p, (size_t)(q - p)))
+        FAIL("invalid number");
     }
-    if (!plain && !jrpc__num_valid((const char *)p, (size_t)(q - p)))
-      FAIL("invalid number");
     tk->type = JSMN_PRIMITIVE;
     tk->start = (int)(p - base);
     tk->end = (int)(q - base);
     p = q;
+    ty = JRPC_T_NUMBER;
+    esc = 0;
   }
+  }
+  if (JRPC__UNLIKELY(member)) {
+    jrpc__env_record(env, member, ty, s->hdr, n, tk->start, tk->end, esc);
+    member = 0;
   }
   tk->parent = (int)n + 1; /* skip link of a scalar */
   n++;
@@ -233,6 +301,11 @@ close:
   t[top].end = (int)(p + 1 - base);
   t[top].parent = (int)n; /* skip link: the token after the subtree */
   p++;
+  if (JRPC__UNLIKELY(cmember) && depth == req_depth + 1) {
+    jrpc__env_record(env, cmember, in_obj ? JRPC_T_OBJECT : JRPC_T_ARRAY,
+                     s->hdr, top, t[top].start, t[top].end, 0);
+    cmember = 0;
+  }
   if (--depth) {
     top = stack[depth - 1];
     in_obj = t[top].type == JSMN_OBJECT;
@@ -252,36 +325,36 @@ key:
     string_token(tk, base, p, q, STR_KEY | (esc ? STR_ESC : 0));
     tk->parent = (int)n + 1;
     n++;
+    if (depth == req_depth && env) { /* a member of a request object */
+      const char *ks = (const char *)p + 1;
+      size_t kn = (size_t)(q - p - 1);
+      member = esc ? jrpc__tok_member_escaped(ks, kn, s->a)
+                   : jrpc__tok_member_raw(ks, kn);
+    }
     p = q + 1;
   }
-  SKIP_WS();
-  if (p == e || *p != ':')
-    FAIL("missing ':' after an object key");
+  if (JRPC__UNLIKELY(p == e || *p != ':')) {
+    SKIP_WS();
+    if (p == e || *p != ':')
+      FAIL("missing ':' after an object key");
+  }
   p++;
   goto value;
 }
 
-/* The envelope of the request object at token `obj`: its members, key then
- * value, stepping over each value's subtree by its skip link. */
-static void read_envelope(jrpc__tokdoc_t *d, uint32_t obj,
-                          jrpc__envelope_t *env, jrpc__arena_t *a) {
-  const jsmntok_t *t = d->t;
-  const char *js = d->hdr.buf;
-  env->is_object = 1;
-  uint32_t k = obj + 1;
-  for (int m = 0; m < t[obj].size; m++) {
-    const jsmntok_t *key = &t[k];
-    uint32_t v = k + 1;
-    const char *ks = js + key->start;
-    size_t kn = (size_t)(key->end - key->start);
-    int member = key->size & STR_ESC ? jrpc__tok_member_escaped(ks, kn, a)
-                                     : jrpc__tok_member_raw(ks, kn);
-    if (member != JRPC__M_OTHER) {
-      int vesc = t[v].type == JSMN_STRING && (t[v].size & STR_ESC);
-      jrpc__tok_record_member(env, member, d, v, vesc);
-    }
-    k = (uint32_t)t[v].parent;
-  }
+/* Every token starts at a byte of its own, so a frame of len bytes has at
+ * most len + 1 of them: small frames get that many at once and the scan
+ * never checks for room; larger ones start smaller and grow. */
+#define UNSIZED_MAX 2048
+
+static int scan_small(scan_t *s, const char *js, size_t len, uint32_t *count,
+                      const char **why) {
+  return scan_frame(s, js, len, count, why, 0);
+}
+
+static int scan_large(scan_t *s, const char *js, size_t len, uint32_t *count,
+                      const char **why) {
+  return scan_frame(s, js, len, count, why, 1);
 }
 
 static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
@@ -294,14 +367,20 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
 
   scan_t s;
   s.most = len + 1;
-  size_t cap = len / 4 + 16;
+  size_t cap = len <= UNSIZED_MAX ? s.most : len / 4 + 16;
   s.cap = (uint32_t)(cap > s.most ? s.most : cap);
   s.a = a;
   s.t = jrpc__arena_alloc(a, s.cap * sizeof(*s.t));
-  if (!s.t)
+  s.env = jrpc__arena_alloc(a, sizeof(*s.env));
+  if (!s.t || !s.env)
     return JRPC_ENOMEM;
+  memset(s.env, 0, sizeof(*s.env));
+  s.env_cap = 1;
+  s.max_batch = max_batch;
+  s.hdr = &d->hdr;
   uint32_t n = 0;
-  int rc = scan(&s, js, len, &n, &out->why);
+  int rc = len <= UNSIZED_MAX ? scan_small(&s, js, len, &n, &out->why)
+                              : scan_large(&s, js, len, &n, &out->why);
   if (rc)
     return rc;
   if (out->why) {
@@ -312,33 +391,24 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   d->n = n;
 
   const jsmntok_t *t = s.t;
-  if (t[0].type == JSMN_ARRAY) {
-    out->is_batch = 1;
-    out->count = (uint32_t)t[0].size;
-    if (out->count > max_batch) {
-      out->status = JRPC__PARSE_BATCH_TOO_LARGE;
-      return 0;
-    }
-  } else {
+  if (t[0].type != JSMN_ARRAY) {
+    /* One request: its envelope was read during the scan. */
     out->count = 1;
+    out->env = s.env;
+    return 0;
+  }
+  out->is_batch = 1;
+  out->count = (uint32_t)t[0].size;
+  if (out->count > max_batch) {
+    out->status = JRPC__PARSE_BATCH_TOO_LARGE;
+    return 0;
   }
   if (out->count == 0)
     return 0;
-  out->env = jrpc__arena_alloc(a, out->count * sizeof(*out->env));
-  if (!out->env)
+  /* Elements after the last object have no entry yet. */
+  if (out->count > s.env_cap && grow_env(&s, out->count - 1))
     return JRPC_ENOMEM;
-  memset(out->env, 0, out->count * sizeof(*out->env));
-  if (!out->is_batch) {
-    if (t[0].type == JSMN_OBJECT)
-      read_envelope(d, 0, &out->env[0], a);
-    return 0;
-  }
-  uint32_t i = 1;
-  for (uint32_t k = 0; k < out->count; k++) {
-    if (t[i].type == JSMN_OBJECT)
-      read_envelope(d, i, &out->env[k], a);
-    i = (uint32_t)t[i].parent;
-  }
+  out->env = s.env;
   return 0;
 }
 

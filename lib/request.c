@@ -129,6 +129,8 @@ const char *jrpc__error_message(int code) {
     return "Shutting down";
   case JRPC_CANCELLED:
     return "Cancelled";
+  case JRPC_FRAME_TIMEOUT:
+    return "Frame timeout";
   default:
     return "Server error";
   }

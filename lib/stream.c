@@ -19,8 +19,10 @@ void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
   s->buf = NULL;
   s->cap = s->rd = s->wr = s->need = 0;
   s->closing = 0;
-  s->max_calls = 0;
   s->held = 0;
+  s->frame_budget = 0; /* the host sets it after init, if at all */
+  s->more = 0;
+  s->nframes = 0;
 }
 
 static void release_input(jrpc__stream_t *s) {
@@ -84,7 +86,7 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
       s->more = 1;
       break;
     }
-    if (s->max_calls && s->sink.calls >= s->max_calls) {
+    if (s->sink.max_calls && s->sink.calls >= s->sink.max_calls) {
       s->held = s->wr > s->rd || eof;
       break;
     }
@@ -96,6 +98,7 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
       s->need = f.need;
       break;
     }
+    s->nframes++;
     if (r == JRPC__FRAME_TOO_LARGE) {
       rc = jrpc__dispatch_too_large(e, s->fr.kind, &s->out, f.got);
       if (rc)

@@ -27,15 +27,15 @@ typedef struct jrpc__stream {
   size_t wr;   /* end of buffered bytes */
   size_t need; /* bytes the decoder asked for, 0 = unknown */
   int closing; /* a fatal framing error happened: flush then close */
-  /* Frames wait in the buffer while this many deferred calls of the
-   * connection are unfinished (0: no limit); `held` says some wait. */
-  uint32_t max_calls;
+  /* Frames wait in the buffer while sink.max_calls deferred calls of the
+   * connection are unfinished; `held` says some wait. */
   int held;
   /* Hand back after this many frames of one feed (0: no limit) with
    * `more` set, so that the caller can send the replies so far while
    * frames are still waiting: feed 0 bytes to go on. */
   uint32_t frame_budget;
   int more;
+  uint64_t nframes; /* frames taken off the input so far, for timeouts */
 } jrpc__stream_t;
 
 void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
@@ -47,7 +47,7 @@ void jrpc__stream_free(jrpc__stream_t *s);
 char *jrpc__stream_rbuf(jrpc__stream_t *s, size_t *room);
 
 /* n bytes were read into the buffer; eof: the peer will send nothing more.
- * Decodes and answers every complete frame (or, with max_calls reached,
+ * Decodes and answers every complete frame (or, with sink.max_calls reached,
  * sets `held` and leaves the rest buffered: feed 0 bytes to go on). Returns 0,
  * JRPC__ECLOSE when framing is lost (flush the output, then close), or
  * JRPC_ENOMEM. */

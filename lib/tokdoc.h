@@ -103,38 +103,39 @@ static inline int jrpc__tok_member_raw(const char *s, size_t n) {
  * ("m\u0065thod"). Decodes into the arena. */
 int jrpc__tok_member_escaped(const char *s, size_t n, jrpc__arena_t *a);
 
+/* Records one member of a request object: its value is token i, of type
+ * ty, spanning js[start, end) (a string without its quotes). */
 static inline __attribute__((always_inline)) void
-jrpc__tok_record_member(jrpc__envelope_t *e, int member, jrpc__tokdoc_t *d,
-                        uint32_t i, int esc) {
-  const jsmntok_t *t = &d->t[i];
-  const char *js = d->hdr.buf;
-  jrpc_type_t ty = jrpc__tok_type(t, js);
-  uint8_t *slot = NULL;
+jrpc__env_record(jrpc__envelope_t *e, int member, jrpc_type_t ty,
+                 const jrpc__doc_t *hdr, uint32_t i, int start, int end,
+                 int esc) {
+  const char *js = hdr->buf;
+  uint8_t *slot;
   switch (member) {
   case JRPC__M_JSONRPC:
     slot = &e->jsonrpc_t;
     e->jsonrpc_esc = (uint8_t)esc;
-    e->jsonrpc = js + t->start;
-    e->jsonrpc_n = (uint32_t)(t->end - t->start);
+    e->jsonrpc = js + start;
+    e->jsonrpc_n = (uint32_t)(end - start);
     break;
   case JRPC__M_METHOD:
     slot = &e->method_t;
     e->method_esc = (uint8_t)esc;
-    e->method = js + t->start;
-    e->method_n = (uint32_t)(t->end - t->start);
+    e->method = js + start;
+    e->method_n = (uint32_t)(end - start);
     break;
   case JRPC__M_PARAMS:
     slot = &e->params_t;
-    e->params = jrpc__val(&d->hdr, i);
+    e->params = jrpc__val(hdr, i);
     break;
   case JRPC__M_ID:
     slot = &e->id_t;
     if (ty == JRPC_T_STRING) {
-      e->id = js + t->start - 1;
-      e->id_n = (uint32_t)(t->end - t->start + 2);
+      e->id = js + start - 1;
+      e->id_n = (uint32_t)(end - start + 2);
     } else {
-      e->id = js + t->start;
-      e->id_n = (uint32_t)(t->end - t->start);
+      e->id = js + start;
+      e->id_n = (uint32_t)(end - start);
     }
     break;
   default:
@@ -143,6 +144,14 @@ jrpc__tok_record_member(jrpc__envelope_t *e, int member, jrpc__tokdoc_t *d,
   if (*slot != JRPC_T_NONE)
     e->duplicate = 1;
   *slot = (uint8_t)ty;
+}
+
+static inline __attribute__((always_inline)) void
+jrpc__tok_record_member(jrpc__envelope_t *e, int member, jrpc__tokdoc_t *d,
+                        uint32_t i, int esc) {
+  const jsmntok_t *t = &d->t[i];
+  jrpc__env_record(e, member, jrpc__tok_type(t, d->hdr.buf), &d->hdr, i,
+                   t->start, t->end, esc);
 }
 
 /* The start of every parse: d emptied for the frame js[0..len), out set to

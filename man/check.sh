@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# man/check.sh [MAN_DIR [REPO_ROOT]] - checks the manual pages jrpcd.8 and
-# jrpcd.conf.5:
+# man/check.sh [MAN_DIR [REPO_ROOT [JRPCD]]] - checks the manual pages jrpcd.8
+# and jrpcd.conf.5 (JRPCD, the built daemon, defaults to $JRPCD):
 #
 #  1. they are ASCII, use \- (not a bare -) for option dashes, and render
 #     with man -l (man-db) and with groff -ww without a single warning, in
 #     lines of at most 80 columns, with no word hyphenated;
 #  2. they document what the code has, so that they cannot go stale
 #     silently:
-#     - every key of daemon/config.c's server_keys and listen_keys arrays,
-#       and every key its plugin_key() reads itself ("path"), is the tag of
-#       a .TP paragraph under the .SH heading of its section in
-#       jrpcd.conf.5, and no other key is documented there;
+#     - every key of the key table (daemon/config_keys.c, as
+#       `jrpcd --list-keys` prints it: [server], [listen NAME] and the keys
+#       of [plugin NAME] jrpcd reads itself) is the tag of a .TP paragraph
+#       under the .SH heading of its section in jrpcd.conf.5, and no other
+#       key is documented there;
+#     - that paragraph states the key's range as the table has it ("from 1
+#       to 1000000") and its default ("default 1000"; "yes on unix" for a
+#       default that depends on the listener kind), except a default that
+#       is a path, which the build sets;
 #     - every option letter of daemon/main.c's getopt string is the tag of
-#       a .TP paragraph under OPTIONS in jrpcd.8, and is in its SYNOPSIS;
+#       a .TP paragraph under OPTIONS in jrpcd.8, and is in its SYNOPSIS,
+#       and so is every long option of its getopt_long table;
 #     - every key of conf/jrpcd.conf, set ("key = value") or documented in
 #       a comment ("# key = ...", ";key = ..."), is documented in
 #       jrpcd.conf.5: jrpcd's own keys as tags of their section, the keys a
-#       plugin reads itself (max_ms of [plugin sleep]) at least in the text.
+#       plugin reads itself (max_ms of [plugin sleep]) at least in the text;
+#       and every key of the table is in conf/jrpcd.conf.
 #
 # Every failure is listed; the exit status is 1 if there was any. Needs
 # man-db's man and groff (Debian: man-db, groff-base). ctest runs it as the
@@ -28,15 +35,20 @@ root=${2:-$man_dir/..}
 page8=$man_dir/jrpcd.8
 page5=$man_dir/jrpcd.conf.5
 main_c=$root/daemon/main.c
-config_c=$root/daemon/config.c
 conf=$root/conf/jrpcd.conf
+jrpcd=${3:-${JRPCD:-}}
 
-for f in "$page8" "$page5" "$main_c" "$config_c" "$conf"; do
+for f in "$page8" "$page5" "$main_c" "$conf"; do
   if [[ ! -r $f ]]; then
-    echo "man/check.sh: cannot read $f (usage: check.sh [MAN_DIR [REPO_ROOT]])" >&2
+    echo "man/check.sh: cannot read $f (usage: check.sh [MAN_DIR [REPO_ROOT [JRPCD]]])" >&2
     exit 1
   fi
 done
+if [[ -z $jrpcd || ! -x $jrpcd ]]; then
+  echo "man/check.sh: needs the built jrpcd for its key table: pass it as the" \
+    "third argument or in \$JRPCD (got \"$jrpcd\")" >&2
+  exit 1
+fi
 
 missing=()
 if ! command -v man >/dev/null || ! man --version 2>/dev/null | grep -q '^man [0-9]'; then
@@ -68,7 +80,7 @@ show() { sed 's/^/    /' "$1" >&2; }
 # ---------------------------------------------------------------------------
 # 1. Rendering
 # ---------------------------------------------------------------------------
-for page in "$page8" "$page5"; do
+for page in "$page8" "$page5" "$man_dir/jrpc.1"; do
   name=${page##*/}
 
   if LC_ALL=C grep -n '[^[:print:]]' "$page" >"$tmp/err"; then
@@ -145,22 +157,6 @@ section_tags() {
     (kind != "server" && index($1, "[" kind " ")) { print $2 }' "$tmp/tags5"
 }
 
-# array NAME: the strings of config.c's "static const char *const NAME[..] = {".
-array() {
-  awk -v name="$1" '
-    !on && index($0, name "[") && /=[ \t]*\{/ { on = 1 }
-    on { print; if (/\}[ \t]*;/) exit }' "$config_c" | grep -o '"[^"]*"' | tr -d '"' || true
-}
-
-# enum_count NAME: the members of "enum NAME { ... }" but its *_COUNT.
-enum_count() {
-  awk -v name="$1" '
-    !on && index($0, "enum " name " {") { on = 1 }
-    on { print; if (/\}/) exit }' "$config_c" |
-    tr '\n' ' ' | sed 's/^[^{]*{//; s/}.*//' | tr ',' '\n' |
-    { grep -c "[A-Za-z]" || true; } | awk '{ print $1 - 1 }' # -1: *_COUNT
-}
-
 # in_list WORD LIST...: whether WORD is one of LIST.
 in_list() {
   local w=$1 x
@@ -172,25 +168,23 @@ in_list() {
 tags "$page5" >"$tmp/tags5"
 tags "$page8" >"$tmp/tags8"
 
-mapfile -t server_keys < <(array server_keys)
-mapfile -t listen_keys < <(array listen_keys)
-# The keys plugin_key() compares against: the ones jrpcd reads itself.
-mapfile -t plugin_keys < <(
-  awk '/^static int plugin_key\(/ { on = 1 } on { print } on && /^}/ { exit }' "$config_c" |
-    grep -o 'strcmp(key, "[^"]*")' | sed 's/.*"\(.*\)".*/\1/' || true
-)
-
-for kind in server listen; do
+# The key table: SECTION<TAB>KEY<TAB>KINDS<TAB>TAKES<TAB>DEFAULT<TAB>DOC.
+if ! "$jrpcd" --list-keys >"$tmp/keys" 2>"$tmp/err"; then
+  fail "$jrpcd --list-keys failed:"
+  show "$tmp/err"
+fi
+grep -v '^#' "$tmp/keys" >"$tmp/keys.tsv" || true
+keys_of() { awk -F '\t' -v s="$1" '$1 == s { print $2 }' "$tmp/keys.tsv"; }
+mapfile -t server_keys < <(keys_of server)
+mapfile -t listen_keys < <(keys_of listen)
+mapfile -t plugin_keys < <(keys_of plugin)
+for kind in server listen plugin; do
   arr="${kind}_keys[@]"
   found=("${!arr}")
-  want=$(enum_count "${kind}_key")
-  if ((${#found[@]} == 0)) || [[ $want != "${#found[@]}" ]]; then
-    fail "daemon/config.c: read ${#found[@]} names from ${kind}_keys but enum ${kind}_key has ${want:-no} members: fix the extraction in man/check.sh"
+  if ((${#found[@]} == 0)); then
+    fail "jrpcd --list-keys lists no [$kind] key: fix it or the extraction in man/check.sh"
   fi
 done
-if ! in_list path "${plugin_keys[@]}"; then
-  fail "daemon/config.c: plugin_key() no longer reads \"path\" as man/check.sh expects: fix the extraction"
-fi
 
 for kind in server listen plugin; do
   arr="${kind}_keys[@]"
@@ -198,19 +192,55 @@ for kind in server listen plugin; do
   mapfile -t documented < <(section_tags "$kind")
   for k in "${keys[@]}"; do
     in_list "$k" "${documented[@]}" ||
-      fail "jrpcd.conf.5: key \"$k\" of [$kind] (daemon/config.c) is not documented (a .TP tagged '$k = ...' under the .SH of [$kind])"
+      fail "jrpcd.conf.5: key \"$k\" of [$kind] (daemon/config_keys.c) is not documented (a .TP tagged '$k = ...' under the .SH of [$kind])"
   done
   for k in "${documented[@]}"; do
     in_list "$k" "${keys[@]}" ||
-      fail "jrpcd.conf.5: documents \"$k\" under [$kind], which daemon/config.c does not know"
+      fail "jrpcd.conf.5: documents \"$k\" under [$kind], which daemon/config_keys.c does not have"
   done
 done
 
+# The paragraph of each key, as text: "SECTION<TAB>KEY<TAB>TEXT", from the
+# page rendered without line breaks within paragraphs (a .TP tag at 7
+# columns, its paragraph on the next line at 14).
+groff -man -t -Tutf8 -rHY=0 -rLL=5000n -P-cbou "$page5" 2>/dev/null | awk '
+  /^[^ ]/ { h = tolower($0); sec = h ~ /\[server\]/ ? "server" : h ~ /^\[listen / ? "listen" : h ~ /^\[plugin / ? "plugin" : ""; next }
+  /^       [a-z_]+ = / { key = $1; next }
+  key != "" && /^              [^ ]/ { sub(/^ +/, ""); print sec "\t" key "\t" $0; key = "" }
+  /^$/ { next }' >"$tmp/paras"
+while IFS=$'\t' read -r sec key _kinds takes def _doc; do
+  text=$(awk -F '\t' -v s="$sec" -v k="$key" '$1 == s && $2 == k { print tolower($3) }' "$tmp/paras")
+  [[ -n $text ]] || continue # not documented: reported above
+  if [[ $takes =~ ([0-9]+)\ \.\.\ ([0-9]+) ]]; then
+    range="from ${BASH_REMATCH[1]} to ${BASH_REMATCH[2]}"
+    [[ $text == *"$range"* ]] ||
+      fail "jrpcd.conf.5: [$sec] $key: the paragraph does not say \"$range\" (the range of daemon/config_keys.c)"
+  fi
+  case $def in
+  - | /*) ;; # none, or a path the build sets
+  *:*)
+    IFS=, read -ra per_kind <<<"$def"
+    for kd in "${per_kind[@]}"; do
+      want="${kd#*:} on ${kd%%:*}"
+      [[ $text == *"${want,,}"* ]] ||
+        fail "jrpcd.conf.5: [$sec] $key: the paragraph does not say \"$want\" (its default on ${kd%%:*} listeners in daemon/config_keys.c)"
+    done
+    ;;
+  *)
+    [[ $text == *"default ${def,,}"* ]] ||
+      fail "jrpcd.conf.5: [$sec] $key: the paragraph does not say \"default $def\" (the default of daemon/config_keys.c)"
+    ;;
+  esac
+done <"$tmp/keys.tsv"
+
 # Option letters: getopt(argc, argv, "c:tVh").
-optstring=$(sed -n 's/.*getopt([^"]*"\([^"]*\)".*/\1/p' "$main_c")
+optstring=$(sed -n 's/.*getopt\(_long\)\{0,1\}([^"]*"\([^"]*\)".*/\2/p' "$main_c")
 if [[ -z $optstring || $(wc -l <<<"$optstring") -ne 1 ]]; then
   fail "daemon/main.c: expected one getopt(argc, argv, \"...\") call, found: ${optstring:-none}"
 fi
+# Long options: the names of its "struct option" table, {"list-keys", ...}.
+mapfile -t long_options < <(grep -o '{"[a-z][a-z-]*", *[a-z_]*argument' "$main_c" |
+  sed 's/{"\([^"]*\)".*/\1/' || true)
 letters=$(tr -d ':\n' <<<"$optstring" | fold -w1)
 mapfile -t options < <(awk -F '\t' '$1 == "options" { print $2 }' "$tmp/tags8")
 synopsis=$(awk '/^\.SH/ { on = ($0 ~ /^\.SH[ \t]+"?SYNOPSIS/); next } on' "$page8")
@@ -220,7 +250,18 @@ for l in $letters; do
   grep -qF -- "\\-$l" <<<"$synopsis" ||
     fail "jrpcd.8: option -$l (getopt in daemon/main.c) is not in the SYNOPSIS"
 done
+for l in "${long_options[@]}"; do
+  in_list "--$l" "${options[@]}" ||
+    fail "jrpcd.8: option --$l (daemon/main.c) is not documented (a .TP tagged '\\-\\-$l' under OPTIONS)"
+  sed 's/\\-/-/g' <<<"$synopsis" | grep -qF -- "--$l" ||
+    fail "jrpcd.8: option --$l (daemon/main.c) is not in the SYNOPSIS"
+done
 for o in "${options[@]}"; do
+  if [[ $o == --* ]]; then
+    in_list "${o#--}" "${long_options[@]}" ||
+      fail "jrpcd.8: documents $o, which daemon/main.c does not have"
+    continue
+  fi
   [[ $o == -? ]] || fail "jrpcd.8: OPTIONS has a paragraph tagged \"$o\", not an option"
   [[ $letters == *"${o#-}"* ]] ||
     echo "note: jrpcd.8 documents $o, which daemon/main.c's getopt string \"$optstring\" lacks (yet)" >&2
@@ -265,6 +306,13 @@ while IFS=$'\t' read -r sec key; do
       fail "jrpcd.conf.5: \"$key\" (conf/jrpcd.conf${sec:+, [$sec]}) does not appear in the page"
   fi
 done <"$tmp/confkeys"
+
+# And the other way: every key of the table is in conf/jrpcd.conf, set or
+# shown in a comment under its section.
+while IFS=$'\t' read -r sec key _; do
+  grep -qxF "$sec"$'\t'"$key" "$tmp/confkeys" ||
+    fail "conf/jrpcd.conf: key \"$key\" of [$sec] (daemon/config_keys.c) is neither set nor shown (\"# $key = ...\") under a [$sec] section"
+done <"$tmp/keys.tsv"
 
 nkeys=$((${#server_keys[@]} + ${#listen_keys[@]} + ${#plugin_keys[@]}))
 if ((failures)); then

@@ -96,9 +96,7 @@ static int setup(void **state) {
       jrpc__registry_add(&f->reg, "str.len", str_len, NULL, NULL, NULL), 0);
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_frame_bytes = 4096;
-  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, &lim,
-                                     jrpc__parser_new(tu_parser_name())),
-                   0);
+  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, &lim, tu_parser_new()), 0);
   *state = f;
   return 0;
 }
@@ -200,7 +198,7 @@ static void test_counter_counts(void **state) {
   /* And a pipeline with a cold pool must allocate. */
   fixture_t *f = *state;
   jrpc__engine_t cold;
-  jrpc__engine_init(&cold, &f->reg, NULL, jrpc__parser_new(tu_parser_name()));
+  jrpc__engine_init(&cold, &f->reg, NULL, tu_parser_new());
   jrpc__stream_t s;
   jrpc__stream_init(&s, &cold, JRPC_FRAMING_NEWLINE);
   before = n_alloc;
@@ -246,6 +244,9 @@ int main(void) {
       cmocka_unit_test(test_counter_counts),
       cmocka_unit_test(test_zero_malloc_per_request),
       cmocka_unit_test(test_zero_malloc_oversized_line),
+#ifndef JRPC_SANITIZE /* no frames parsed there: the tests skip */
+      cmocka_unit_test(tu_test_auto_switched),
+#endif
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -65,7 +65,9 @@ typedef struct fake_host {
   job_t *head, *tail; /* posted, not run yet */
   int posts;          /* post() calls */
   int works;          /* queue_work() calls */
-  int outputs;        /* output() calls */
+  int outputs;        /* output() calls with reply bytes to send */
+  int wakes;          /* output() calls with nothing to send: a call of the
+                         sink's ended without a reply of its own */
   const jrpc__sink_t *last_sink;
   const jrpc__registry_t *reg; /* what hold() must be given */
   int hold_plus, hold_minus, hold_bad;
@@ -140,7 +142,12 @@ static int host_queue_work(void *arg, jrpc_call_t *d,
 
 static void host_output(void *arg, jrpc__sink_t *sink) {
   fake_host_t *h = arg;
-  h->outputs++;
+  /* The tests take every reply as it comes, so bytes pending here are
+   * what this call brought. */
+  if (jrpc__out_pending(sink->out) > 0)
+    h->outputs++;
+  else
+    h->wakes++;
   h->last_sink = sink;
 }
 
@@ -384,9 +391,7 @@ static int teardown(void **state) {
  * without post and queue_work) and one stream with `framing`. */
 static void start(fx_t *f, const jrpc__limits_t *lim, int host,
                   jrpc__framing_t framing) {
-  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, lim,
-                                     jrpc__parser_new(tu_parser_name())),
-                   0);
+  assert_int_equal(jrpc__engine_init(&f->e, &f->reg, lim, tu_parser_new()), 0);
   f->e_live = 1;
   f->ops.post = host_post;
   f->ops.queue_work = host_queue_work;
@@ -1023,7 +1028,9 @@ static void test_cancel_all(void **state) {
                   -32007, "Shutting down", "4") "]");
   take_from(f, &f->s); /* nothing more */
   assert_int_equal(f->out_n, 0);
-  assert_int_equal(f->h.outputs, 3);
+  /* Every call ended tells the host, which may then read or close: the
+   * two replies, the batch's two calls, the notification. */
+  assert_int_equal(f->h.outputs + f->h.wakes, 5);
   assert_int_equal(f->s.sink.calls, 0);
   /* Released at once: the modules may go. */
   assert_int_equal(f->h.hold_plus, 5);
@@ -1039,7 +1046,7 @@ static void test_cancel_all(void **state) {
     assert_int_equal(jrpc_finish(d), JRPC_ECANCELED);
   }
   EXPECT_NONE(f);
-  assert_int_equal(f->h.outputs, 3);
+  assert_int_equal(f->h.outputs + f->h.wakes, 5);
   assert_int_equal(f->h.works, 0);
 
   /* A second cancel finds nothing; the engine frees the ended calls. */
@@ -1227,7 +1234,7 @@ static void test_host_removed(void **state) {
 static void test_max_calls(void **state) {
   fx_t *f = *state;
   start(f, NULL, HOST_FULL, JRPC_FRAMING_NEWLINE);
-  f->s.max_calls = 2;
+  f->s.sink.max_calls = 2;
   /* Five requests of one length; the last has no newline (then EOF). */
 #define LINE(n) REQ("later", "[" #n "]", #n)
   const char in[] = LINE(1) "\n" LINE(2) "\n" LINE(3) "\n" LINE(4) "\n" LINE(5);
@@ -1286,7 +1293,7 @@ static void test_max_calls(void **state) {
 static void test_max_calls_counting(void **state) {
   fx_t *f = *state;
   start(f, NULL, HOST_FULL, JRPC_FRAMING_LENGTH);
-  f->s.max_calls = 1;
+  f->s.sink.max_calls = 1;
   SEND(f, REQ("now", "[1]", "1"), REQ("now", "[2]", "2"), NOTE("later", "[3]"),
        NOTE("later", "[4]"), REQ("now", "[5]", "5"), REQ("later", "[6]", "6"),
        REQ("add", "[3,4]", "7"));
@@ -1294,8 +1301,12 @@ static void test_max_calls_counting(void **state) {
   assert_int_equal(f->nst, 1);
   assert_int_equal(f->s.sink.calls, 1);
   assert_int_equal(f->s.held, 1);
+  int wakes = f->h.wakes;
   finish_echo(f, 0); /* notification 3: nothing sent, the next goes in */
   assert_int_equal(f->s.sink.calls, 0);
+  /* The host hears of it, though there is nothing to send: else a
+   * connection held behind notifications would never read again. */
+  assert_int_equal(f->h.wakes, wakes + 1);
   assert_int_equal(jrpc__stream_feed(&f->s, 0, 0), 0);
   assert_int_equal(f->nst, 2);
   assert_int_equal(f->s.held, 1);
@@ -1311,7 +1322,7 @@ static void test_max_calls_counting(void **state) {
   assert_int_equal(f->s.held, 0);
   EXPECT_EXACT(f, RES("7", "7"));
 
-  f->s.max_calls = 2;
+  f->s.sink.max_calls = 3;
   SEND(f,
        "[" REQ("later", "[8]",
                "8") "," NOTE("later", "[9]") "," REQ("later", "[10]", "10") "]",
@@ -1321,13 +1332,41 @@ static void test_max_calls_counting(void **state) {
   EXPECT_NONE(f);
   finish_echo(f, 4); /* the notification */
   assert_int_equal(f->s.sink.calls, 2);
-  finish_echo(f, 3);
+  wakes = f->h.wakes;
+  finish_echo(f, 3); /* the batch still waits, but there is room now */
   assert_int_equal(f->s.sink.calls, 1);
+  assert_int_equal(f->h.wakes, wakes + 1);
   finish_echo(f, 5);
   assert_int_equal(f->s.sink.calls, 0);
   EXPECT_JSON(f, "[" RES("[8]", "8") "," RES("[10]", "10") "]");
   assert_int_equal(jrpc__stream_feed(&f->s, 0, 0), 0);
   EXPECT_EXACT(f, RES("11", "11"));
+  finish_test(f);
+}
+
+/* One batch cannot defer more calls than the connection may have in
+ * flight: the calls past max_calls are answered -32005 (notifications
+ * just do not run), the rest as usual. */
+static void test_max_calls_batch(void **state) {
+  fx_t *f = *state;
+  start(f, NULL, HOST_FULL, JRPC_FRAMING_NEWLINE);
+  f->s.sink.max_calls = 2;
+  SEND(f,
+       "[" REQ("later", "[1]", "1") "," NOTE("later", "[2]") "," REQ(
+           "later", "[3]", "3") "," REQ("add", "[2,2]",
+                                        "4") "," REQ("later", "[5]", "5") "]");
+  EXPECT_NONE(f);
+  assert_int_equal(f->nst, 2);
+  assert_int_equal(f->s.sink.calls, 2);
+  finish_echo(f, 0);
+  finish_echo(f, 1);
+  EXPECT_JSON(
+      f, "[" ERRD(-32005, "Server busy", "{\"limit\":2,\"got\":2}",
+                  "3") "," RES("4", "4") "," ERRD(-32005, "Server busy",
+                                                  "{\"limit\":2,"
+                                                  "\"got\":2}",
+                                                  "5") "," RES("[1]", "1") "]");
+  assert_int_equal(f->s.sink.calls, 0);
   finish_test(f);
 }
 
@@ -1483,8 +1522,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_removed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_calls, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_calls_counting, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_max_calls_batch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alloc_after_return, setup, teardown),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,13 +71,17 @@ static void test_reuse(void **state) {
   assert_int_equal(p.live, 0);
   uint64_t m = p.mallocs;
   assert_true(m >= 1);
-  char *b2 = jrpc__bufpool_get(&p, 2000, &cap2); /* same class */
+  char *b2 = jrpc__bufpool_get(&p, 1900, &cap2); /* same class */
+  assert_int_equal(class_for(1000), class_for(1900));
   assert_ptr_equal(b1, b2);
   assert_int_equal(cap1, cap2);
   jrpc__bufpool_put(&p, b2, cap2);
+  /* Every size of b1's class comes back as b1. */
   for (int i = 0; i < 10000; i++) {
     size_t c = 0;
-    char *b = jrpc__bufpool_get(&p, (size_t)(i % 4000), &c);
+    size_t want = cap1 / 2 + 1 + (size_t)i % (cap1 / 2);
+    assert_int_equal(class_for(want), class_for(cap1));
+    char *b = jrpc__bufpool_get(&p, want, &c);
     assert_non_null(b);
     b[0] = 1;
     b[c + JRPC__PAD - 1] = 2;
@@ -198,13 +202,13 @@ static void test_retain_cap(void **state) {
   assert_int_equal(p.live, 0);
   assert_true(p.idle > 0);
   /* Only what was kept can be reused: getting N again must malloc the
-   * rest (at most retain / 4 KiB were kept). */
+   * rest (at most retain / the class size were kept). */
   uint64_t m = p.mallocs;
   for (int i = 0; i < N; i++) {
     b[i] = jrpc__bufpool_get(&p, 1000, &cap[i]);
     assert_non_null(b[i]);
   }
-  assert_true(p.mallocs - m >= N - retain / 4096);
+  assert_true(p.mallocs - m >= N - retain / class_for(1000));
   for (int i = 0; i < N; i++)
     jrpc__bufpool_put(&p, b[i], cap[i]);
   /* A buffer bigger than retain is not kept at all. */

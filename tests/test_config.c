@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_keys.h"
 #include "jrpc/jrpc.h"
 
 /* A directory holding empty math.so, echo.so and sleep.so: the loader only
@@ -177,6 +178,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.max_response_bytes, 16777216);
   assert_int_equal(c.max_connections, 4096);
   assert_int_equal(c.idle_timeout_ms, 60000);
+  assert_int_equal(c.frame_timeout_ms, 10000);
   assert_int_equal(c.shutdown_timeout_ms, 5000);
   assert_int_equal(c.output_high_water, 1048576);
   assert_int_equal(c.max_pending_calls, 1024);
@@ -375,6 +377,9 @@ static void test_bounds(void **state) {
       {"max_connections", "1000001", 0},
       {"idle_timeout_ms", "4294967295", 1},
       {"idle_timeout_ms", "4294967296", 0},
+      {"frame_timeout_ms", "0", 1},
+      {"frame_timeout_ms", "4294967295", 1},
+      {"frame_timeout_ms", "4294967296", 0},
       {"shutdown_timeout_ms", "0", 1},
       {"shutdown_timeout_ms", "4294967296", 0},
       {"max_pending_calls", "1", 1},
@@ -643,12 +648,12 @@ static void test_errors(void **state) {
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
                "max_pending_calls_total, parser_auto_threshold, "
-               "early_reply_frames)");
+               "early_reply_frames, frame_timeout_ms)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats)",
+               "framing, stats, peers)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
@@ -1000,14 +1005,26 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.max_response_bytes, d.max_response_bytes);
   assert_int_equal(c.max_connections, d.max_connections);
   assert_int_equal(c.idle_timeout_ms, d.idle_timeout_ms);
+  assert_int_equal(c.frame_timeout_ms, d.frame_timeout_ms);
   assert_int_equal(c.shutdown_timeout_ms, d.shutdown_timeout_ms);
   assert_int_equal(c.output_high_water, d.output_high_water);
   assert_int_equal(c.max_pending_calls, d.max_pending_calls);
   assert_int_equal(c.max_pending_calls_total, d.max_pending_calls_total);
   assert_int_equal(c.parser_auto_threshold, d.parser_auto_threshold);
+  /* And every other key of [server] the table has, as it grows. */
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    char x[512], y[512];
+    if (k->section != JRPCD_SEC_SERVER || strcmp(k->name, "plugin_dir") == 0)
+      continue;
+    jrpcd_key_format(k, &c, x, sizeof x);
+    jrpcd_key_format(k, &d, y, sizeof y);
+    if (strcmp(x, y) != 0)
+      fail_msg("conf/jrpcd.conf: %s = %s, default %s", k->name, x, y);
+  }
   jrpcd_config_free(&d);
 
-  assert_int_equal(c.nlistens, 2);
+  assert_int_equal(c.nlistens, 3);
   assert_string_equal(c.listens[0].name, "local");
   assert_int_equal(c.listens[0].kind, JRPCD_LISTEN_UNIX);
   assert_string_equal(c.listens[0].path, "/run/jrpcd/jrpcd.sock");
@@ -1019,7 +1036,12 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.listens[1].kind, JRPCD_LISTEN_TCP);
   assert_string_equal(c.listens[1].host, "127.0.0.1");
   assert_int_equal(c.listens[1].port, 7400);
-  assert_int_equal(c.listens[1].framing, JRPC_FRAMING_LENGTH);
+  /* 7400 speaks newline framing, as in the built-in config and the README;
+   * the length-framed listener has 7401. */
+  assert_int_equal(c.listens[1].framing, JRPC_FRAMING_NEWLINE);
+  assert_string_equal(c.listens[2].name, "tcp-length");
+  assert_int_equal(c.listens[2].port, 7401);
+  assert_int_equal(c.listens[2].framing, JRPC_FRAMING_LENGTH);
 
   assert_int_equal(c.nplugins, 3);
   const char *names[] = {"math", "echo", "sleep"};

@@ -14,6 +14,7 @@
 
 #include "jrpc/jrpc.h"
 #include "jsontext.h"
+#include "testutil.h"
 
 /* Every check runs on a heap copy of exactly n bytes (ASan catches reads
  * past the end) and, where given, on a slice of a longer buffer whose next
@@ -466,29 +467,58 @@ static void test_num_to_f64_matches_strtod(void **state) {
   }
 }
 
-static void test_num_to_f64_locale(void **state) {
-  (void)state;
-  static const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
-                                "de_DE", NULL};
-  const char *got = NULL;
-  for (int i = 0; names[i] && !got; i++)
-    got = setlocale(LC_NUMERIC, names[i]);
-  if (!got) {
-    print_message("no comma-decimal locale installed; locale part skipped\n");
-    skip();
-  }
-  double v = 0;
-  int r1 = to_f64("1.5", &v);
-  double w = 0;
-  int r2 = to_f64("-0.25e1", &w);
-  setlocale(LC_NUMERIC, "C");
-  assert_int_equal(r1, 0);
-  assert_true(same_bits(v, 1.5));
-  assert_int_equal(r2, 0);
-  assert_true(same_bits(w, -2.5));
+/* The comma-decimal locales tried, in order. */
+static const char *const comma_locales[] = {"de_DE.UTF-8", "de_DE.utf8",
+                                            "fr_FR.UTF-8", "de_DE", NULL};
+
+static int set_comma_locale(void) {
+  for (int i = 0; comma_locales[i]; i++)
+    if (setlocale(LC_NUMERIC, comma_locales[i]))
+      return 1;
+  return 0;
 }
 
-int main(void) {
+/* Conversion ignores LC_NUMERIC: "1.5" is 1.5 where the decimal point is a
+ * comma. Run alone (test_jsontext locale) after main has set the locale. */
+static void test_num_to_f64_locale(void **state) {
+  (void)state;
+  assert_true(set_comma_locale());
+  assert_int_equal(strcmp(localeconv()->decimal_point, ","), 0);
+  /* Short ones take the exact fast path; 17 digits and a large exponent
+   * go to strtod, whose LC_NUMERIC dependence is what is under test. */
+  static const struct {
+    const char *text;
+    double want;
+  } cases[] = {
+      {"1.5", 1.5},
+      {"-0.25e1", -2.5},
+      {"1.2345678901234567", 1.2345678901234567},
+      {"-7.5e300", -7.5e300},
+  };
+  double got[4];
+  int rc[4];
+  for (int i = 0; i < 4; i++)
+    rc[i] = to_f64(cases[i].text, &got[i]);
+  setlocale(LC_NUMERIC, "C");
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(rc[i], 0);
+    if (!same_bits(got[i], cases[i].want))
+      fail_msg("%s read as %.17g under a comma-decimal locale", cases[i].text,
+               got[i]);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "locale") == 0) {
+    if (!set_comma_locale())
+      return tu_missing("no comma-decimal locale installed (de_DE.UTF-8 or "
+                        "fr_FR.UTF-8)");
+    setlocale(LC_NUMERIC, "C");
+    const struct CMUnitTest locale_tests[] = {
+        cmocka_unit_test(test_num_to_f64_locale),
+    };
+    return cmocka_run_group_tests(locale_tests, NULL, NULL);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_num_valid_accept),
       cmocka_unit_test(test_num_valid_reject),
@@ -503,7 +533,6 @@ int main(void) {
       cmocka_unit_test(test_num_to_i64),
       cmocka_unit_test(test_num_to_f64),
       cmocka_unit_test(test_num_to_f64_matches_strtod),
-      cmocka_unit_test(test_num_to_f64_locale),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -866,6 +866,7 @@ int main(void) {
       cmocka_unit_test(test_big_nested),
       cmocka_unit_test(test_big_object),
       cmocka_unit_test(test_batch_params),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, setup, tu_teardown);
 }

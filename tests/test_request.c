@@ -480,6 +480,40 @@ static void test_batch_mixed(void **state) {
          want);
 }
 
+/* Calls far apart among non-objects, and non-objects after the last call:
+ * each element keeps its own envelope (a parser that reads envelopes while
+ * it scans grows its table as the batch goes). */
+static void test_batch_calls_among_scalars(void **state) {
+  tu_fixture *f = *state;
+  static const char *const filler[] = {"7", "[]", "\"x\"", "{}"};
+  char req[4096], want[8192];
+  size_t rn = 0, wn = 0;
+  req[rn++] = '[';
+  want[wn++] = '[';
+  for (int i = 0; i < 40; i++) {
+    const char *sep = i ? "," : "";
+    if (i == 0 || i == 25 || i == 26) {
+      rn += (size_t)snprintf(req + rn, sizeof req - rn,
+                             "%s{\"id\":%d,\"params\":[%d,5],\"jsonrpc\":"
+                             "\"2.0\",\"method\":\"subtract\"}",
+                             sep, i, i + 5);
+      wn += (size_t)snprintf(want + wn, sizeof want - wn,
+                             "%s{\"jsonrpc\":\"2.0\",\"result\":%d,\"id\":%d}",
+                             sep, i, i);
+    } else {
+      rn += (size_t)snprintf(req + rn, sizeof req - rn, "%s%s", sep,
+                             filler[i % 4]);
+      wn += (size_t)snprintf(want + wn, sizeof want - wn, "%s%s", sep,
+                             invalid_request);
+    }
+  }
+  req[rn++] = ']';
+  req[rn] = '\0';
+  want[wn++] = ']';
+  want[wn] = '\0';
+  expect(f, req, want);
+}
+
 static void test_max_batch(void **state) {
   (void)state;
   tu_fixture fx;
@@ -1467,6 +1501,7 @@ int main(void) {
       cmocka_unit_test(test_batch_invalid_elements),
       cmocka_unit_test(test_batch_all_notifications),
       cmocka_unit_test(test_batch_mixed),
+      cmocka_unit_test(test_batch_calls_among_scalars),
       cmocka_unit_test(test_max_batch),
       cmocka_unit_test(test_invalid_json_anywhere),
       cmocka_unit_test(test_empty_length_frame),
@@ -1490,6 +1525,7 @@ int main(void) {
       cmocka_unit_test(test_writer_invalid_utf8),
       cmocka_unit_test(test_reply_order),
       cmocka_unit_test(test_whitespace),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -279,6 +279,7 @@ int main(void) {
       cmocka_unit_test(test_notifications_run),
       cmocka_unit_test(test_byte_exact),
       cmocka_unit_test(test_all_on_one_stream),
+      cmocka_unit_test(tu_test_auto_switched),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -915,11 +915,6 @@ static const struct {
 /* Fixture                                                             */
 /* ------------------------------------------------------------------ */
 
-const char *tu_parser_name(void) {
-  const char *name = getenv("JRPC_TEST_PARSER");
-  return name && *name ? name : "jsmn";
-}
-
 void tu_fixture_init(tu_fixture *f, const jrpc__limits_t *lim) {
   jrpc__limits_t def = JRPC__LIMITS_DEFAULT;
   memset(f, 0, sizeof *f);
@@ -928,7 +923,7 @@ void tu_fixture_init(tu_fixture *f, const jrpc__limits_t *lim) {
   assert_int_equal(jrpc__registry_init(&f->reg), 0);
   for (size_t i = 0; i < sizeof std_handlers / sizeof std_handlers[0]; i++)
     tu_fixture_add(f, std_handlers[i].name, std_handlers[i].fn, NULL);
-  jrpc__parser_t *p = jrpc__parser_new(tu_parser_name());
+  jrpc__parser_t *p = tu_parser_new();
   assert_non_null(p);
   assert_int_equal(jrpc__engine_init(&f->eng, &f->reg, &f->lim, p), 0);
 }

@@ -149,6 +149,20 @@ extern const size_t tu_ctl_len;
 /* The parser backend tests run on: $JRPC_TEST_PARSER, else "jsmn". ctest
  * runs the backend-neutral tests once per backend. */
 const char *tu_parser_name(void);
+/* A new parser of that backend (tu_parser.c). "auto" gets a threshold of
+ * TU_AUTO_THRESHOLD bytes instead of the CPU's measured one, so that small
+ * frames go to native and larger ones to simdjson in every run, and counts
+ * which backend parsed each frame. NULL if unavailable. */
+#define TU_AUTO_THRESHOLD 100
+jrpc__parser_t *tu_parser_new(void);
+/* A prerequisite the machine lacks (tu_skip.c): prints `what` and returns
+ * the exit status for main: TU_EXIT_SKIP (ctest: skipped), or 1 when
+ * CI=true. */
+#define TU_EXIT_SKIP 77
+int tu_missing(const char *what);
+/* cmocka test, last in a backend-neutral test's list: with "auto", both
+ * backends parsed frames in this process (skipped on other backends). */
+void tu_test_auto_switched(void **state);
 
 void tu_fixture_init(tu_fixture *f, const jrpc__limits_t *lim);
 void tu_fixture_free(tu_fixture *f);

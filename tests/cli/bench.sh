@@ -173,8 +173,13 @@ CONF
     '{"jsonrpc":"2.0","method":"math.multiply","params":[3,4],"id":{id}}]' |
     tr -d '\n' >"$T/batch.json"
   run_bench tmplfile -u "$T/dl.sock" -f length -n 500 -w 4 --template-file "$T/batch.json"
-  if expect_ok tmplfile 500 && [[ "$(result tmplfile calls_s)" != "$(result tmplfile req_s)" ]]; then
-    pass "tmplfile: --template-file with a batch of two calls"
+  if expect_ok tmplfile 500; then
+    if [[ "$(result tmplfile calls_s)" != "$(result tmplfile req_s)" ]]; then
+      pass "tmplfile: --template-file with a batch of two calls"
+    else
+      fail "tmplfile: calls/s equals requests/s for a batch of two calls"
+      show "$T/tmplfile.out"
+    fi
   fi
 
   # --reconnect against a server that keeps the connection: a new one after
@@ -194,8 +199,13 @@ CONF
     show "$T/errs.out" "$T/errs.err"
   fi
   run_bench allow -u "$T/d.sock" -n 200 -w 4 -T "$div0" --allow-errors
-  if expect_rc allow 0 && [[ "$(result allow err_replies)" == 200 ]]; then
-    pass "allow: --allow-errors: exit 0 with 200 error replies"
+  if expect_rc allow 0; then
+    if [[ "$(result allow err_replies)" == 200 ]]; then
+      pass "allow: --allow-errors: exit 0 with 200 error replies"
+    else
+      fail "allow: expected err_replies=200"
+      show "$T/allow.out" "$T/allow.err"
+    fi
   fi
 
   stop_daemon jrpcd "$dpid" "$T/d.sock"
@@ -228,9 +238,13 @@ test_echo_server() {
   run_bench echo-mismatch -u "$T/e.sock" -n 100 \
     -T '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":{id}7}'
   if expect_rc echo-mismatch 1 &&
-    expect_in echo-mismatch err "matches no request in flight" &&
-    [[ "$(result echo-mismatch errors)" != 0 ]]; then
-    pass "echo-mismatch: ids that were never sent: exit 1"
+    expect_in echo-mismatch err "matches no request in flight"; then
+    if [[ "$(result echo-mismatch errors)" != 0 ]]; then
+      pass "echo-mismatch: ids that were never sent: exit 1"
+    else
+      fail "echo-mismatch: replies with unknown ids, yet errors=0"
+      show "$T/echo-mismatch.out"
+    fi
   fi
 
   stop_echo echo-unix "$epid" "$T/e.sock"
@@ -249,9 +263,13 @@ SH
   start_fake wrong "$T/wrong.sh"
   local fpid=$PID
   run_bench wrong -u "$T/wrong.sock" -n 2000 -w 4
-  if expect_rc wrong 1 && expect_in wrong err "matches no request in flight" &&
-    [[ "$(result wrong errors)" != 0 && "$(result wrong requests)" == 0 ]]; then
-    pass "wrong: a server replying with wrong ids: exit 1"
+  if expect_rc wrong 1 && expect_in wrong err "matches no request in flight"; then
+    if [[ "$(result wrong errors)" != 0 && "$(result wrong requests)" == 0 ]]; then
+      pass "wrong: a server replying with wrong ids: exit 1"
+    else
+      fail "wrong: expected errors > 0 and requests=0"
+      show "$T/wrong.out"
+    fi
   fi
   stop_fake "$fpid"
 

@@ -93,6 +93,8 @@ EOF
   run_jrpcd good -t -c "$T/good.conf"
   if expect_rc good 0 &&
     expect_in good out "config $T/good.conf: 3 workers" &&
+    expect_in good out "parser auto (native for every frame: " &&
+    expect_in good out "; string scanning: " &&
     expect_in good out "listen local: unix:$T/good.sock mode 0640, newline framing" &&
     expect_in good out "listen tcp6: tcp:[::1]:7499, length framing" &&
     expect_in good out "plugin math ($HANDLERS/math.so" &&
@@ -101,7 +103,7 @@ EOF
     expect_in good out "plugin echo ($HANDLERS/echo.so, module echo" &&
     expect_in good out " sleep.ms" &&
     expect_not_in good out "failed"; then
-    pass "-t -c good.conf: exit 0, listeners and methods listed"
+    pass "-t -c good.conf: exit 0, what auto chose and why, listeners and methods listed"
   fi
   # -t checks; it must not create the socket.
   [[ ! -e "$T/good.sock" ]] || fail "-t created the socket file $T/good.sock"
@@ -116,7 +118,8 @@ test_shipped_config() {
   run_jrpcd shipped -t -c "$T/jrpcd.conf"
   if expect_rc shipped 0 &&
     expect_in shipped out "listen local: unix:/run/jrpcd/jrpcd.sock mode 0660, newline framing" &&
-    expect_in shipped out "listen tcp: tcp:127.0.0.1:7400, length framing" &&
+    expect_in shipped out "listen tcp: tcp:127.0.0.1:7400, newline framing" &&
+    expect_in shipped out "listen tcp-length: tcp:127.0.0.1:7401, length framing" &&
     expect_in shipped out " math.add" &&
     expect_in shipped out " echo" &&
     expect_in shipped out " sleep.ms"; then

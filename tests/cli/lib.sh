@@ -22,10 +22,13 @@ FAILURES=0
 
 # cli_args "$@": the four arguments every script here gets from ctest, as
 # absolute paths: JRPCD, HANDLERS, FX (fixture plugins) and ROOT (the
-# repository).
+# repository); and, for a script whose checks need something the machine
+# may lack, a fifth naming the one check to run alone (ONLY), as a ctest
+# entry of its own that can be skipped without hiding the others.
 # shellcheck disable=SC2034 # set for the sourcing script
 cli_args() {
-  (($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT"
+  (($# == 4 || $# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT [CHECK]"
+  ONLY=${5:-}
   JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1 (was the build run?)"
   HANDLERS=$(realpath -e -- "$2") || die "handlers dir not found: $2"
   FX=$(realpath -e -- "$3") || die "fixture dir not found: $3"
@@ -87,6 +90,18 @@ need_file() {
 
 need_cmd() {
   command -v "$1" >/dev/null 2>&1 || die "$1 is required but not installed"
+}
+
+# A prerequisite of this check is missing from the machine: exit 77, which
+# ctest reports as skipped (SKIP_RETURN_CODE), never as passed. CI must run
+# every check (scripts/deps.sh installs what they need), so with CI=true
+# it is a failure.
+missing() {
+  if [[ "${CI:-}" == true ]]; then
+    die "$* (CI=true: every check must run)"
+  fi
+  printf 'SKIP: %s\n' "$*" >&2
+  exit 77
 }
 
 # Fails the test when a sanitizer wrote a report into the given stderr log:
@@ -282,7 +297,10 @@ stop_daemon() {
 # A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
 free_port() {
   local p
-  for p in $(shuf -i 20000-60000 -n 50); do
+  # Below the kernel's ephemeral range (32768 and up by default): the
+  # client sockets of tests running beside this one take ports there, and
+  # a port a client holds cannot be bound even when nothing listens on it.
+  for p in $(shuf -i 20000-32000 -n 50); do
     if ! timeout 1 socat -u /dev/null "TCP4:127.0.0.1:$p" 2>/dev/null &&
       ! timeout 1 socat -u /dev/null "TCP6:[::1]:$p" 2>/dev/null; then
       echo "$p"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -115,17 +116,56 @@ void e2e_wait_log(const e2e_daemon_t *d, const char *needle, size_t count,
   }
 }
 
-uint64_t e2e_rss_kib(const e2e_daemon_t *d) {
+/* /proc/PID/name of the daemon, NUL-terminated (asserts). */
+static char *proc_file(const e2e_daemon_t *d, const char *name) {
   char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+  snprintf(path, sizeof(path), "/proc/%d/%s", (int)d->pid, name);
   size_t n;
   char *text = slurp(path, &n);
-  assert_non_null(text);
+  if (!text)
+    fail_msg("cannot read %s", path);
+  return text;
+}
+
+uint64_t e2e_rss_kib(const e2e_daemon_t *d) {
+  char *text = proc_file(d, "status");
   const char *p = strstr(text, "VmRSS:");
   assert_non_null(p);
   uint64_t kib = strtoull(p + 6, NULL, 10);
   free(text);
   return kib;
+}
+
+int e2e_fd_count(const e2e_daemon_t *d) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/fd", (int)d->pid);
+  DIR *dp = opendir(path);
+  assert_non_null(dp);
+  int n = 0;
+  for (struct dirent *de; (de = readdir(dp)) != NULL;)
+    n += de->d_name[0] != '.';
+  closedir(dp);
+  return n;
+}
+
+uint64_t e2e_cpu_ms(const e2e_daemon_t *d) {
+  char *text = proc_file(d, "stat");
+  /* The command name may hold spaces: fields count from its closing ')'.
+   * utime and stime are fields 14 and 15, the 12th and 13th after it. */
+  const char *p = strrchr(text, ')');
+  assert_non_null(p);
+  unsigned long long ut = 0, st = 0;
+  int got = sscanf(
+      p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
+  free(text);
+  assert_int_equal(got, 2);
+  long hz = sysconf(_SC_CLK_TCK);
+  return (ut + st) * 1000u / (uint64_t)(hz > 0 ? hz : 100);
+}
+
+uint64_t e2e_log_bytes(const e2e_daemon_t *d) {
+  struct stat st;
+  return stat(d->log, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
 static void write_file(const char *path, const char *text) {
@@ -230,6 +270,11 @@ static pid_t spawn(e2e_daemon_t *d) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    if (d->nofile) {
+      struct rlimit rl = {d->nofile, d->nofile};
+      if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        _exit(126);
+    }
     dup2(nullfd, 0);
     dup2(logfd, 1);
     dup2(logfd, 2);
@@ -269,6 +314,7 @@ void e2e_start(e2e_daemon_t *d, const e2e_opts_t *o) {
   snprintf(d->sock[0], sizeof(d->sock[0]), "%s/nl.sock", d->dir);
   snprintf(d->sock[1], sizeof(d->sock[1]), "%s/len.sock", d->dir);
   d->workers = o && o->workers ? o->workers : 2;
+  d->nofile = o ? o->nofile : 0;
   for (int attempt = 0;; attempt++) {
     free_ports(d->port);
     e2e_rewrite(d, o, NULL);
@@ -428,39 +474,42 @@ int e2e_teardown(void **state) {
 
 /* ---- client ---- */
 
-e2e_conn_t *e2e_connect(e2e_daemon_t *d, e2e_ep_t ep) {
-  e2e_conn_t *c = calloc(1, sizeof(*c));
-  assert_non_null(c);
-  c->framing = e2e_ep_framing(ep);
+int e2e_dial(const e2e_daemon_t *d, e2e_ep_t ep, int flags, int *fd) {
   int unix_ep = ep == E2E_UNIX_NL || ep == E2E_UNIX_LEN;
-  c->fd = socket(unix_ep ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (c->fd < 0) {
-    free(c);
+  *fd = socket(unix_ep ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags,
+               0);
+  if (*fd < 0)
     fail_msg("socket: %s", strerror(errno));
-  }
-  own((void **)conns, c);
-  int rc;
-  /* Blocking connect: a listener's backlog answers at once, so it cannot
-   * hang. */
   if (unix_ep) {
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
     memcpy(sa.sun_path, d->sock[ep == E2E_UNIX_LEN],
            strlen(d->sock[ep == E2E_UNIX_LEN]));
-    rc = connect(c->fd, (struct sockaddr *)&sa, sizeof(sa));
-  } else {
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = htons(d->port[ep == E2E_TCP_LEN]);
-    rc = connect(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+    return connect(*fd, (struct sockaddr *)&sa, sizeof(sa));
+  }
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sa.sin_port = htons(d->port[ep == E2E_TCP_LEN]);
+  return connect(*fd, (struct sockaddr *)&sa, sizeof(sa));
+}
+
+e2e_conn_t *e2e_connect(e2e_daemon_t *d, e2e_ep_t ep) {
+  e2e_conn_t *c = calloc(1, sizeof(*c));
+  assert_non_null(c);
+  c->fd = -1;
+  c->framing = e2e_ep_framing(ep);
+  own((void **)conns, c);
+  /* Blocking connect: a listener's backlog answers at once, so it cannot
+   * hang. */
+  if (e2e_dial(d, ep, 0, &c->fd) != 0)
+    fail_msg("connect %s: %s", e2e_ep_name(ep), strerror(errno));
+  if (ep == E2E_TCP_NL || ep == E2E_TCP_LEN) {
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
-  if (rc != 0)
-    fail_msg("connect %s: %s", e2e_ep_name(ep), strerror(errno));
   fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
   return c;
 }

@@ -36,9 +36,11 @@ const char *e2e_ep_name(e2e_ep_t ep);
 
 /* What goes into the config besides the listeners. */
 typedef struct e2e_opts {
-  unsigned workers;    /* 0: 2 */
-  const char *server;  /* more [server] lines ("key = value\n..."), or NULL */
-  const char *plugins; /* [plugin] sections, or NULL for math, echo, sleep */
+  unsigned workers;     /* 0: 2 */
+  const char *server;   /* more [server] lines ("key = value\n..."), or NULL */
+  const char *plugins;  /* [plugin] sections, or NULL for math, echo, sleep */
+  unsigned long nofile; /* 0: inherited; else the daemon's RLIMIT_NOFILE,
+                           soft and hard (jrpcd raises soft to hard) */
 } e2e_opts_t;
 
 /* The sample plugins, as e2e_opts_t.plugins. */
@@ -53,6 +55,7 @@ typedef struct e2e_daemon {
   char sock[2][100]; /* unix: newline, length (fits sun_path) */
   uint16_t port[2];  /* tcp: newline, length */
   unsigned workers;
+  unsigned long nofile; /* as e2e_opts_t.nofile */
 } e2e_daemon_t;
 
 /* Writes the config, starts jrpcd and waits until it serves. Asserts. */
@@ -82,6 +85,12 @@ void e2e_wait_log(const e2e_daemon_t *d, const char *needle, size_t count,
 void e2e_print_log(const e2e_daemon_t *d);
 /* VmRSS of the daemon in KiB (asserts it can be read). */
 uint64_t e2e_rss_kib(const e2e_daemon_t *d);
+/* Descriptors the daemon has open (entries of /proc/PID/fd; asserts). */
+int e2e_fd_count(const e2e_daemon_t *d);
+/* CPU time the daemon has used, user plus system, in ms (asserts). */
+uint64_t e2e_cpu_ms(const e2e_daemon_t *d);
+/* Size of the daemon's log file in bytes (0 if unreadable). */
+uint64_t e2e_log_bytes(const e2e_daemon_t *d);
 
 /* ---- client ---- */
 
@@ -104,6 +113,11 @@ typedef struct e2e_conn {
  * freed by e2e_teardown. */
 e2e_conn_t *e2e_connect(e2e_daemon_t *d, e2e_ep_t ep);
 void e2e_close(e2e_conn_t *c);
+/* A bare socket connecting to listener ep, for tests that manage their
+ * own: connect(2)'s result (0, or -1 with errno: EINPROGRESS or EAGAIN
+ * with SOCK_NONBLOCK in flags), the socket in *fd, close-on-exec. Asserts
+ * that the socket is made. */
+int e2e_dial(const e2e_daemon_t *d, e2e_ep_t ep, int flags, int *fd);
 /* Close with SO_LINGER 0: the peer sees a reset (TCP). */
 void e2e_close_rst(e2e_conn_t *c);
 void *e2e_calloc(size_t n, size_t size);

@@ -9,7 +9,17 @@
  *
  * "late.block_until" ["PATH"] blocks its worker, synchronously, until PATH
  * exists (at most 10 s), then answers true (false on timeout): it shows
- * which replies of the same read went out while it was blocked. */
+ * which replies of the same read went out while it was blocked.
+ *
+ * "late.park" defers its call and keeps the handle, nothing more: no post,
+ * no thread-pool work (which hold the plugins on their own). "late.unpark"
+ * finishes the parked call, from the same worker, and the parked call's
+ * result says whether the module instance that started it is still loaded
+ * ("alive") or its fini has already run ("ended"). A reload that keeps
+ * this plugin makes a new instance of it in the same mapping (statics
+ * shared), so the two can be told apart: each init takes a serial. For one
+ * worker only (the handle is not shared safely between loops).
+ * "late.ended" answers how many instances have ended. */
 #include <jrpc/jrpc.h>
 
 #include <errno.h>
@@ -64,11 +74,63 @@ static int block_until(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_bool(c, 0);
 }
 
+enum { MAX_INSTANCES = 64 };
+static unsigned started;
+static volatile unsigned char ended[MAX_INSTANCES];
+static jrpc_call_t *parked;
+static unsigned parked_by;
+
+static int park(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  (void)params;
+  if (parked)
+    return jrpc_error(c, JRPC_INVALID_PARAMS, "a call is parked already");
+  jrpc_call_t *d = jrpc_defer(c);
+  if (!d)
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "no asynchronous calls here");
+  parked = d;
+  parked_by = (unsigned)(uintptr_t)udata;
+  return JRPC_ASYNC;
+}
+
+static int unpark(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  (void)params;
+  (void)udata;
+  if (!parked)
+    return jrpc_error(c, JRPC_INVALID_PARAMS, "no call is parked");
+  jrpc_call_t *d = parked;
+  parked = NULL;
+  if (ended[parked_by])
+    jrpc_w_str(d, "ended", 5);
+  else
+    jrpc_w_str(d, "alive", 5);
+  jrpc_finish(d);
+  return jrpc_w_bool(c, 1);
+}
+
+static int count_ended(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  (void)params;
+  (void)udata;
+  uint64_t n = 0;
+  for (unsigned i = 0; i < MAX_INSTANCES; i++)
+    n += ended[i];
+  return jrpc_w_u64(c, n);
+}
+
 static int init(jrpc_reg_t *r, void **mod_data) {
-  (void)mod_data;
-  if (jrpc_register(r, "late.ms", late_ms, NULL) != 0)
+  if (started == MAX_INSTANCES)
+    return -1;
+  void *me = (void *)(uintptr_t)started++;
+  *mod_data = me;
+  if (jrpc_register(r, "late.ms", late_ms, NULL) != 0 ||
+      jrpc_register(r, "late.park", park, me) != 0 ||
+      jrpc_register(r, "late.unpark", unpark, NULL) != 0 ||
+      jrpc_register(r, "late.ended", count_ended, NULL) != 0)
     return -1;
   return jrpc_register(r, "late.block_until", block_until, NULL);
 }
 
-JRPC_MODULE("e2e_late", "1.0", init, NULL)
+static void fini(void *mod_data) {
+  ended[(uintptr_t)mod_data] = 1;
+}
+
+JRPC_MODULE("e2e_late", "1.0", init, fini)

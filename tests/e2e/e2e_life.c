@@ -184,6 +184,35 @@ static void test_idle_timeout(void **state) {
   e2e_stop(d);
 }
 
+/* The timeout is also a lower bound: a quiet connection lives until
+ * idle_timeout_ms have passed since its last request. The daemon's clock
+ * for it starts when it reads that request, after the client sent it, so
+ * the close can come no sooner than the timeout after the send (a few ms
+ * of slack for the loop's millisecond clock). */
+static void test_idle_timeout_not_early(void **state) {
+  e2e_daemon_t *d = *state;
+  enum { IDLE_MS = 1200, SLACK_MS = 20 };
+  e2e_opts_t o = {.server = "idle_timeout_ms = 1200\n"};
+  e2e_start(d, &o);
+  e2e_conn_t *c[2] = {e2e_connect(d, E2E_UNIX_NL), e2e_connect(d, E2E_TCP_LEN)};
+  uint64_t sent[2];
+  for (int i = 0; i < 2; i++) {
+    sent[i] = e2e_now_ms();
+    roundtrip(c[i], i + 1);
+  }
+  for (int i = 0; i < 2; i++) {
+    e2e_expect_eof(c[i], E2E_REPLY_MS, 0);
+    uint64_t lived = e2e_now_ms() - sent[i];
+    if (lived + SLACK_MS < IDLE_MS)
+      fail_msg("a connection quiet since its last request was closed after "
+               "%llu ms; idle_timeout_ms is %d",
+               (unsigned long long)lived, IDLE_MS);
+    e2e_close(c[i]);
+  }
+  e2e_wait_log(d, "idle for 1200 ms; closing it", 2, E2E_REPLY_MS);
+  e2e_stop(d);
+}
+
 /* ---- 11. SIGTERM: everything received is answered ---- */
 
 /* A reply as one of want[] (each expected once): returns its index. */
@@ -556,11 +585,69 @@ static void test_sighup_drops_plugin_with_calls_in_flight(void **state) {
   e2e_stop(d);
 }
 
+/* The same promise for a deferred call that neither posts nor queues work
+ * (those hold the plugins on their own): late.park only keeps its handle,
+ * and late.unpark, from the reloaded plugins on the same worker, finishes
+ * it after the reload. Until then the instance that started it must not
+ * have ended; once it is finished, that instance goes. */
+static void test_sighup_keeps_plugins_of_parked_call(void **state) {
+  e2e_daemon_t *d = *state;
+  char plugins[1024], kept[512];
+  snprintf(plugins, sizeof(plugins), "%s[plugin late]\npath = %s/%s\n",
+           e2e_plugins_default, E2E_PLUGIN_DIR, "e2e_fx_late.so");
+  snprintf(kept, sizeof(kept),
+           "[plugin math]\npath = math.so\n[plugin late]\npath = %s/%s\n",
+           E2E_PLUGIN_DIR, "e2e_fx_late.so");
+  e2e_opts_t o = {.workers = 1, .plugins = plugins};
+  e2e_start(d, &o);
+  e2e_conn_t *c = e2e_connect(d, E2E_UNIX_LEN);
+  e2e_send(c, REQ("late.park", "[]", "1"));
+  roundtrip(c, 2); /* late.park has run: frames are taken in order */
+  e2e_send(c, REQ("late.ended", "[]", "3"));
+  e2e_expect(c, RES("0", "3"));
+  /* Reload without echo and sleep; late comes back as a new instance. */
+  e2e_opts_t o2 = {.workers = 1, .plugins = kept};
+  e2e_rewrite(d, &o2, NULL);
+  e2e_signal(d, SIGHUP);
+  e2e_wait_log(d, "] reloaded ", 1, E2E_REPLY_MS);
+  int id = 100;
+  await_echo(c, 0, &id, NULL); /* the one worker has switched */
+  e2e_send(c, REQ("late.ended", "[]", "4"));
+  e2e_expect(c, RES("0", "4"));
+  static const char *const due[] = {RES("\"alive\"", "1")};
+  inflight_t f = {due, 1, {0}};
+  e2e_send(c, REQ("late.unpark", "[]", "5"));
+  expect_among(c, &f, RES("true", "5"));
+  expect_inflight(c, &f);
+  /* Finished: the old generation is let go (at the end of that loop
+   * turn), and with it the instance that parked the call. */
+  uint64_t end = e2e_now_ms() + E2E_REPLY_MS;
+  for (int k = 6;; k++) {
+    char req[96], one[96];
+    snprintf(req, sizeof(req), REQ("late.ended", "[]", "%d"), k);
+    snprintf(one, sizeof(one), RES("1", "%d"), k);
+    e2e_send(c, req);
+    const char *p;
+    size_t n;
+    assert_int_equal(e2e_recv(c, &p, &n, E2E_REPLY_MS), 1);
+    if (e2e_is(p, n, one))
+      break;
+    if (e2e_now_ms() > end)
+      fail_msg("the old plugins stayed loaded after their last call ended");
+    e2e_sleep_ms(10);
+  }
+  roundtrip(c, 7);
+  e2e_close(c);
+  e2e_stop(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_connections, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_idle_timeout, e2e_setup,
+                                      e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_idle_timeout_not_early, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_sigterm_drains, e2e_setup,
                                       e2e_teardown),
@@ -575,6 +662,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_sighup_drops_plugin_with_calls_in_flight, e2e_setup,
           e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_sighup_keeps_plugins_of_parked_call,
+                                      e2e_setup, e2e_teardown),
   };
   return cmocka_run_group_tests_name("e2e_life", tests, NULL, NULL);
 }

@@ -314,6 +314,25 @@ static void push_until_stalled(e2e_daemon_t *d, pusher_t *p, e2e_conn_t *b,
                 (unsigned long long)rss0, (unsigned long long)peak);
 }
 
+/* What a non-reader on a Unix socket got the daemon to take is bounded
+ * by output_high_water: the daemon stops reading once that much output
+ * waits, so beyond `high` it has taken at most what fits in the kernel's
+ * buffers of the two directions (each bounded by a socket's send buffer,
+ * the default size on both ends), one read's overshoot (at most one such
+ * buffer) and a frame or two. A looser mark lets it take more. */
+static void expect_taken_near(const pusher_t *p, uint64_t high) {
+  int sndbuf = 0;
+  socklen_t len = sizeof(sndbuf);
+  assert_int_equal(getsockopt(p->c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len),
+                   0);
+  uint64_t bound = high + 3 * (uint64_t)sndbuf + (256u << 10);
+  if (p->sent > bound)
+    fail_msg("jrpcd took %llu bytes from a client that reads nothing; with "
+             "output_high_water = %llu it should stop by %llu",
+             (unsigned long long)p->sent, (unsigned long long)high,
+             (unsigned long long)bound);
+}
+
 typedef struct catchup {
   pusher_t *p;
   unsigned got, due;
@@ -353,6 +372,7 @@ static int catchup_done(void *arg) {
 
 static void test_non_reader_bounded(void **state) {
   e2e_daemon_t *d = *state;
+  enum { HIGH = 1048576 };
   e2e_opts_t o = {.server = "output_high_water = 1048576\n"};
   e2e_start(d, &o);
   unsigned probe = 1;
@@ -366,6 +386,7 @@ static void test_non_reader_bounded(void **state) {
   memset(&p1, 0, sizeof(p1));
   p1.c = e2e_connect(d, E2E_UNIX_NL);
   push_until_stalled(d, &p1, b, &probe, rss0);
+  expect_taken_near(&p1, HIGH);
   e2e_close(p1.c);
   for (int i = 0; i < 10; i++)
     probe_roundtrip(b, &probe);

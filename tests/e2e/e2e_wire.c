@@ -432,6 +432,51 @@ static void test_max_pending_calls(void **state) {
   e2e_stop(d);
 }
 
+/* max_batch and max_response_bytes as the config sets them (README,
+ * [server]): both are far below their defaults here, so a daemon that kept
+ * the defaults answers these calls instead of refusing them. */
+static void test_configured_limits(void **state) {
+  e2e_daemon_t *d = *state;
+  e2e_opts_t o = {.server = "max_batch = 3\nmax_response_bytes = 100\n"};
+  e2e_start(d, &o);
+  for (e2e_ep_t ep = 0; ep < E2E_NEP; ep += 3) {
+    e2e_conn_t *c = e2e_connect(d, ep);
+    /* At the limit: served. */
+    e2e_send(
+        c, "[" REQ("math.add", "[1,1]", "1") "," REQ(
+               "math.add", "[2,2]", "2") "," REQ("math.add", "[3,3]", "3") "]");
+    e2e_expect(c, "[" RES("2", "1") "," RES("4", "2") "," RES("6", "3") "]");
+    /* One more: -32002 with the configured limit, and the stream goes on. */
+    e2e_send(c, "[" REQ("math.add", "[1,1]", "1") "," REQ(
+                    "math.add", "[2,2]", "2") "," REQ("math.add", "[3,3]",
+                                                      "3") "," NOTE("echo",
+                                                                    "[]") "]");
+    e2e_expect(c, ERRD("-32002", "Batch too large", "{\"limit\":3,\"got\":4}",
+                       "null"));
+    /* The limit counts the reply from its start, 26 bytes of
+     * {"jsonrpc":"2.0","result": before the result (as test_async's
+     * test_too_large): a result of 74 bytes (["" and 70 x) is sent, one of
+     * 75 is not. */
+    char req[256], want[256], x[128];
+    memset(x, 'x', 71);
+    x[70] = '\0';
+    snprintf(req, sizeof(req), REQ("echo", "[\"%s\"]", "4"), x);
+    snprintf(want, sizeof(want), RES("[\"%s\"]", "4"), x);
+    e2e_send(c, req);
+    e2e_expect(c, want);
+    x[70] = 'x';
+    x[71] = '\0';
+    snprintf(req, sizeof(req), REQ("echo", "[\"%s\"]", "5"), x);
+    e2e_send(c, req);
+    e2e_expect(c, ERRD("-32003", "Response too large",
+                       "{\"limit\":100,\"got\":101}", "5"));
+    e2e_send(c, REQ("math.add", "[1,2]", "6"));
+    e2e_expect(c, RES("3", "6"));
+    e2e_close(c);
+  }
+  e2e_stop(d);
+}
+
 /* ---- the asynchronous API's edge cases, through a fixture plugin ---- */
 
 static void test_async_edge_cases(void **state) {
@@ -546,6 +591,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_deferred_batch_order, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_max_pending_calls, e2e_setup,
+                                      e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_configured_limits, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_async_edge_cases, e2e_setup,
                                       e2e_teardown),

@@ -10,7 +10,9 @@
  *
  * Checked on failure: the struct is all zeros and the message names the
  * file. On success, the struct is consistent: every value in its
- * documented range, at least one listener, each unix listener with a path
+ * documented range (and every key of the table, daemon/config_keys.c,
+ * prints as a value its own parser takes back unchanged), at least one
+ * listener, each unix listener with a path
  * of at most 107 bytes and no address, each tcp listener with a literal
  * address, a port and none of the unix-only keys, unique section names,
  * plugins with an absolute path that exists and a NULL-terminated list of
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_keys.h"
 #include "fuzz.h"
 #include "jrpc/jrpc.h"
 
@@ -46,10 +49,64 @@ static int streq(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* The struct of a key of section s: the config, listener i or plugin i. */
+static const void *key_base(const jrpcd_config_t *c, jrpcd_section_t s,
+                            size_t i) {
+  return s == JRPCD_SEC_SERVER   ? (const void *)c
+         : s == JRPCD_SEC_LISTEN ? (const void *)&c->listens[i]
+                                 : (const void *)&c->plugins[i];
+}
+
+static size_t key_bases(const jrpcd_config_t *c, jrpcd_section_t s) {
+  return s == JRPCD_SEC_SERVER   ? 1
+         : s == JRPCD_SEC_LISTEN ? c->nlistens
+                                 : c->nplugins;
+}
+
+/* Each key's value, printed, reads back through its own parser (so it is
+ * of its type and in its range) and prints the same. */
+static void check_keys(const jrpcd_config_t *c) {
+  for (size_t k = 0; k < jrpcd_nkeys; k++) {
+    const jrpcd_key_t *key = &jrpcd_keys[k];
+    for (size_t i = 0; i < key_bases(c, key->section); i++) {
+      char text[1024], again[1024], why[512];
+      if (!jrpcd_key_format(key, key_base(c, key->section, i), text,
+                            sizeof text))
+        continue;
+      union {
+        jrpcd_config_t s;
+        jrpcd_listen_conf_t l;
+        jrpcd_plugin_conf_t p;
+      } blank;
+      memset(&blank, 0, sizeof blank);
+      int rc = jrpcd_key_parse(key, text, &blank, why, sizeof why);
+      FZ_CHECK(rc == 0, "%s = %s does not read back: %s", key->name, text, why);
+      jrpcd_key_format(key, &blank, again, sizeof again);
+      jrpcd_key_free(key, &blank);
+      FZ_CHECK(strcmp(text, again) == 0, "%s = %s reads back as %s", key->name,
+               text, again);
+    }
+  }
+}
+
+/* The same values for every key of the table, in a and b. */
+static void same_keys(const jrpcd_config_t *a, const jrpcd_config_t *b) {
+  for (size_t k = 0; k < jrpcd_nkeys; k++) {
+    const jrpcd_key_t *key = &jrpcd_keys[k];
+    for (size_t i = 0; i < key_bases(a, key->section); i++) {
+      char x[1024], y[1024];
+      int xs = jrpcd_key_format(key, key_base(a, key->section, i), x, sizeof x);
+      int ys = jrpcd_key_format(key, key_base(b, key->section, i), y, sizeof y);
+      FZ_CHECK(xs == ys && strcmp(x, y) == 0,
+               "file and string differ in %s: %s / %s", key->name, x, y);
+    }
+  }
+}
+
 static void check_consistent(const jrpcd_config_t *c) {
   FZ_CHECK(c->file && streq(c->file, path), "file is %s", c->file);
-  FZ_CHECK(streq(c->parser, "jsmn") || streq(c->parser, "simdjson") ||
-               streq(c->parser, "auto"),
+  FZ_CHECK(streq(c->parser, "native") || streq(c->parser, "jsmn") ||
+               streq(c->parser, "simdjson") || streq(c->parser, "auto"),
            "parser %s", c->parser ? c->parser : "(null)");
   FZ_CHECK(c->plugin_dir && c->plugin_dir[0], "empty plugin_dir");
   FZ_CHECK(c->workers >= 1 && c->workers <= 256, "workers %u", c->workers);
@@ -73,6 +130,7 @@ static void check_consistent(const jrpcd_config_t *c) {
   FZ_CHECK(c->max_pending_calls_total >= 1 &&
                c->max_pending_calls_total <= 100000000,
            "max_pending_calls_total %u", c->max_pending_calls_total);
+  check_keys(c);
 
   FZ_CHECK(c->nlistens >= 1 && c->listens, "no listener");
   for (size_t i = 0; i < c->nlistens; i++) {
@@ -160,6 +218,7 @@ static void same_config(const jrpcd_config_t *a, const jrpcd_config_t *b) {
                a->max_pending_calls_total == b->max_pending_calls_total &&
                a->nlistens == b->nlistens && a->nplugins == b->nplugins,
            "file and string give different [server] settings or counts");
+  same_keys(a, b);
   for (size_t i = 0; i < a->nlistens; i++) {
     const jrpcd_listen_conf_t *x = &a->listens[i], *y = &b->listens[i];
     FZ_CHECK(streq(x->name, y->name) && x->line == y->line &&

@@ -230,6 +230,10 @@ def config_seeds():
                       "output_high_water = 1099511627776\n"
                       "max_pending_calls = 1\n"
                       "max_pending_calls_total = 100000000\n" + listen,
+        "server_rest": "[server]\nparser = native\n"
+                       "parser_auto_threshold = measured\n"
+                       "early_reply_frames = 0\n" + listen + "stats = no\n"
+                       "[listen t]\ntcp = 127.0.0.1:1\nstats = yes\n",
         "plugins": listen + "[plugin a]\npath = /dev/null\nsize = 1000\n"
                    "mode = fast ; comment\n[plugin b]\npath = null\n"
                    "[server]\nplugin_dir = /dev/\n",

@@ -120,7 +120,7 @@ depends=$(field Depends)
 # The package names, versions stripped: "libc6 (>= 2.34), libuv1" -> lines.
 dep_names=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -E 's/\(.*\)//; s/\|.*//; s/^ +//; s/ +$//' | sed '/^$/d')
 has_dep() { grep -qxE "$1" <<<"$dep_names"; }
-for d in libuv1 libinih1; do
+for d in libuv1 libinih1 libjansson4 libedit2; do # the last two: jrpc
   has_dep "$d" || fail "Depends lacks $d: $depends"
 done
 if [[ "$simdjson" == ON ]]; then
@@ -155,7 +155,7 @@ done
 dpkg-deb --contents "$deb" >"$T/contents"
 # "./usr/bin/jrpcd" -> "/usr/bin/jrpcd"; directories end in /.
 awk '{ print $6 }' "$T/contents" | sed 's#^\.##' >"$T/files"
-want=(/usr/bin/jrpcd
+want=(/usr/bin/jrpcd /usr/bin/jrpc /usr/share/bash-completion/completions/jrpc
   /usr/lib/jrpcd/handlers/math.so /usr/lib/jrpcd/handlers/echo.so /usr/lib/jrpcd/handlers/sleep.so
   /usr/include/jrpc/jrpc.h
   /usr/share/pkgconfig/jrpcd.pc
@@ -166,7 +166,7 @@ for f in "${want[@]}"; do
   grep -qxF "$f" "$T/files" || fail "the package lacks $f"
 done
 # Manual pages gzip -9n'd (packaging/deb/compress-man.cmake).
-for m in man8/jrpcd.8 man5/jrpcd.conf.5; do
+for m in man8/jrpcd.8 man5/jrpcd.conf.5 man1/jrpc.1; do
   grep -qxF "/usr/share/man/$m.gz" "$T/files" || fail "the package lacks /usr/share/man/$m.gz"
   want+=("/usr/share/man/$m.gz")
 done

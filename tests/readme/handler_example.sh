@@ -73,11 +73,14 @@ run_pending() {
   if [[ "$command" == *"&" ]]; then
     eval "${command%&} >/dev/null 2>\"$tmp/jrpcd.log\" &"
     pid=$!
-    for _ in $(seq 100); do # wait for the socket, at most 5 s
-      [ -S "$tmp/hello.sock" ] && break
+    # Wait until it serves, at most 10 s: the socket file exists from its
+    # bind on, a little before jrpcd listens and its workers run.
+    for _ in $(seq 200); do
+      grep -q "serving" "$tmp/jrpcd.log" 2>/dev/null && break
       sleep 0.05
     done
-    [ -S "$tmp/hello.sock" ] || fail "jrpcd did not start: $command"
+    grep -q "serving" "$tmp/jrpcd.log" 2>/dev/null ||
+      fail "jrpcd did not start: $command"$'\n'"$(cat "$tmp/jrpcd.log")"
   else
     got=$(eval "$command" 2>&1 | sed -E "$mask") ||
       fail "command failed: $command"$'\n'"$got"

@@ -65,6 +65,7 @@ enum {
   JRPC_ACCESS_DENIED = -32006,
   JRPC_SHUTTING_DOWN = -32007,
   JRPC_CANCELLED = -32008,
+  JRPC_FRAME_TIMEOUT = -32009,
 };
 
 /* The JSON type of a value. JRPC_T_NONE means "absent" (missing member,

@@ -1,0 +1,332 @@
+/* transport.c - connecting, framing and the deadline. Every wait is a
+ * poll() bounded by what is left of the endpoint's timeout, so a server
+ * that never answers, or answers half a frame, costs at most that long. */
+#include "transport.h"
+#include "jrpc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* A reply larger than this is refused rather than buffered. */
+#define JC_MAX_FRAME (256u << 20)
+
+const char *jc_endpoint_desc(const jc_endpoint *ep) {
+  static char desc[600];
+  if (ep->unix_path)
+    snprintf(desc, sizeof desc, "unix:%s", ep->unix_path);
+  else
+    snprintf(desc, sizeof desc, "tcp:%s", ep->tcp);
+  return desc;
+}
+
+int jc_exit_for(int status) {
+  return status == JC_TIMEOUT ? JC_EXIT_TIMEOUT : JC_EXIT_USAGE;
+}
+
+/* Milliseconds left until the deadline, 0 when it has passed. */
+static int remaining_ms(const jc_conn *c) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  long long ms = (long long)(c->deadline.tv_sec - now.tv_sec) * 1000 +
+                 (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
+  if (ms <= 0)
+    return 0;
+  return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+/* Waits for EVENTS on the socket until the deadline. */
+static int wait_for(jc_conn *c, short events, const char *doing) {
+  for (;;) {
+    struct pollfd p = {.fd = c->fd, .events = events};
+    int ms = remaining_ms(c);
+    int n = ms > 0 ? poll(&p, 1, ms) : 0;
+    if (n > 0)
+      return JC_OK;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      jc_warn("%s: poll: %s", jc_endpoint_desc(c->ep), strerror(errno));
+      return JC_ERR;
+    }
+    jc_warn("%s: timed out after %d ms %s", jc_endpoint_desc(c->ep),
+            c->ep->timeout_ms, doing);
+    return JC_TIMEOUT;
+  }
+}
+
+/* Splits "HOST:PORT" or "[V6]:PORT"; host and port point into copy. */
+static int split_hostport(char *copy, char **host, char **port) {
+  char *colon;
+  if (copy[0] == '[') {
+    char *end = strchr(copy, ']');
+    if (!end || end[1] != ':')
+      return -1;
+    *end = '\0';
+    *host = copy + 1;
+    colon = end + 1;
+  } else {
+    colon = strrchr(copy, ':');
+    if (!colon)
+      return -1;
+    *colon = '\0';
+    *host = copy;
+  }
+  *port = colon + 1;
+  return **host && **port ? 0 : -1;
+}
+
+/* A non-blocking connect to one address, finished within the deadline. */
+static int connect_addr(jc_conn *c, int family, const struct sockaddr *sa,
+                        socklen_t salen) {
+  c->fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (c->fd < 0) {
+    jc_warn("socket: %s", strerror(errno));
+    return JC_ERR;
+  }
+  if (connect(c->fd, sa, salen) == 0)
+    return JC_OK;
+  int err = errno;
+  if (err == EINPROGRESS) {
+    int st = wait_for(c, POLLOUT, "connecting");
+    if (st != JC_OK)
+      return st;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+      err = errno;
+    if (err == 0)
+      return JC_OK;
+  }
+  jc_warn("cannot connect to %s: %s", jc_endpoint_desc(c->ep), strerror(err));
+  close(c->fd);
+  c->fd = -1;
+  return JC_ERR;
+}
+
+static int connect_unix(jc_conn *c) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  size_t n = strlen(c->ep->unix_path);
+  if (n >= sizeof sa.sun_path) {
+    jc_warn("socket path too long (at most %zu bytes): %s",
+            sizeof sa.sun_path - 1, c->ep->unix_path);
+    return JC_ERR;
+  }
+  memcpy(sa.sun_path, c->ep->unix_path, n + 1);
+  return connect_addr(c, AF_UNIX, (struct sockaddr *)&sa, sizeof sa);
+}
+
+static int connect_tcp(jc_conn *c) {
+  char *copy = strdup(c->ep->tcp), *host, *port;
+  if (!copy || split_hostport(copy, &host, &port) < 0) {
+    jc_warn("\"%s\" is not HOST:PORT (like 127.0.0.1:7400 or [::1]:7400)",
+            c->ep->tcp);
+    free(copy);
+    return JC_ERR;
+  }
+  struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+  int rc = getaddrinfo(host, port, &hints, &res);
+  if (rc != 0) {
+    jc_warn("%s: %s", c->ep->tcp, gai_strerror(rc));
+    free(copy);
+    return JC_ERR;
+  }
+  int st = JC_ERR;
+  for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+    st = connect_addr(c, ai->ai_family, ai->ai_addr, ai->ai_addrlen);
+    if (st != JC_ERR)
+      break;
+  }
+  freeaddrinfo(res);
+  free(copy);
+  return st;
+}
+
+void jc_rearm(jc_conn *c) {
+  clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+  c->deadline.tv_sec += c->ep->timeout_ms / 1000;
+  c->deadline.tv_nsec += (long)(c->ep->timeout_ms % 1000) * 1000000;
+  if (c->deadline.tv_nsec >= 1000000000) {
+    c->deadline.tv_sec++;
+    c->deadline.tv_nsec -= 1000000000;
+  }
+}
+
+int jc_remaining_ms(const jc_conn *c) {
+  return remaining_ms(c);
+}
+
+int jc_connect(jc_conn *c, const jc_endpoint *ep) {
+  memset(c, 0, sizeof *c);
+  c->fd = -1;
+  c->ep = ep;
+  /* A server that closes while we write must give an error, not kill us. */
+  signal(SIGPIPE, SIG_IGN);
+  jc_rearm(c);
+  return ep->unix_path ? connect_unix(c) : connect_tcp(c);
+}
+
+static int write_all(jc_conn *c, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+    if (w > 0) {
+      p += w;
+      n -= (size_t)w;
+      continue;
+    }
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      int st = wait_for(c, POLLOUT, "sending");
+      if (st != JC_OK)
+        return st;
+      continue;
+    }
+    jc_warn("%s: send: %s", jc_endpoint_desc(c->ep), strerror(errno));
+    return JC_ERR;
+  }
+  return JC_OK;
+}
+
+int jc_send(jc_conn *c, const char *data, size_t n) {
+  if (c->ep->framing == JC_LENGTH) {
+    if (n > 0xffffffffu) {
+      jc_warn("request too large for length framing (%zu bytes)", n);
+      return JC_ERR;
+    }
+    unsigned char pre[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+                            (unsigned char)(n >> 8), (unsigned char)n};
+    int st = write_all(c, (const char *)pre, 4);
+    return st != JC_OK ? st : write_all(c, data, n);
+  }
+  if (memchr(data, '\n', n)) {
+    jc_warn("a request with a raw newline cannot go over newline framing");
+    return JC_ERR;
+  }
+  int st = write_all(c, data, n);
+  return st != JC_OK ? st : write_all(c, "\n", 1);
+}
+
+void jc_send_done(jc_conn *c) {
+  shutdown(c->fd, SHUT_WR);
+}
+
+/* The length of a complete frame at the start of buf (prefix or newline
+ * included) in *total and of its payload in *n; 0 if incomplete. */
+static int complete_frame(jc_conn *c, size_t *skip, size_t *n, size_t *total) {
+  if (c->len == 0)
+    return 0;
+  if (c->ep->framing == JC_LENGTH) {
+    if (c->len < 4)
+      return 0;
+    const unsigned char *b = (const unsigned char *)c->buf;
+    uint32_t len = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+                   (uint32_t)b[2] << 8 | b[3];
+    if (len > JC_MAX_FRAME) {
+      jc_warn("%s: the server announced a %u-byte reply (at most %u)",
+              jc_endpoint_desc(c->ep), len, JC_MAX_FRAME);
+      return -1;
+    }
+    if (c->len - 4 < len)
+      return 0;
+    *skip = 4;
+    *n = len;
+    *total = 4 + (size_t)len;
+    return 1;
+  }
+  char *nl = memchr(c->buf, '\n', c->len);
+  if (!nl) {
+    if (c->len > JC_MAX_FRAME) {
+      jc_warn("%s: a reply line longer than %u bytes", jc_endpoint_desc(c->ep),
+              JC_MAX_FRAME);
+      return -1;
+    }
+    return 0;
+  }
+  *skip = 0;
+  *n = (size_t)(nl - c->buf);
+  if (*n > 0 && c->buf[*n - 1] == '\r')
+    (*n)--;
+  *total = (size_t)(nl - c->buf) + 1;
+  return 1;
+}
+
+/* Drops the frame the last jc_recv handed out. */
+static void compact(jc_conn *c) {
+  if (c->consumed) {
+    memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
+    c->len -= c->consumed;
+    c->consumed = 0;
+  }
+}
+
+bool jc_buffered_frame(jc_conn *c) {
+  size_t skip, n, total;
+  compact(c);
+  return complete_frame(c, &skip, &n, &total) != 0;
+}
+
+int jc_recv(jc_conn *c, const char **frame, size_t *n) {
+  compact(c);
+  for (;;) {
+    size_t skip, total;
+    int have = complete_frame(c, &skip, n, &total);
+    if (have < 0)
+      return JC_ERR;
+    if (have) {
+      *frame = c->buf + skip;
+      c->consumed = total;
+      return JC_OK;
+    }
+    if (c->cap - c->len < 65536) {
+      size_t cap = c->cap ? c->cap * 2 : 65536;
+      char *nb = realloc(c->buf, cap);
+      if (!nb) {
+        jc_warn("out of memory reading a reply");
+        return JC_ERR;
+      }
+      c->buf = nb;
+      c->cap = cap;
+    }
+    ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+    if (r > 0) {
+      c->len += (size_t)r;
+      continue;
+    }
+    if (r == 0) {
+      if (c->len == 0)
+        return JC_EOF;
+      jc_warn("%s: the connection closed in the middle of a reply (%zu "
+              "bytes of it received)",
+              jc_endpoint_desc(c->ep), c->len);
+      return JC_ERR;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      int st = wait_for(c, POLLIN, "waiting for the reply");
+      if (st != JC_OK)
+        return st;
+      continue;
+    }
+    jc_warn("%s: recv: %s", jc_endpoint_desc(c->ep), strerror(errno));
+    return JC_ERR;
+  }
+}
+
+void jc_close(jc_conn *c) {
+  if (c->fd >= 0)
+    close(c->fd);
+  c->fd = -1;
+  free(c->buf);
+  c->buf = NULL;
+  c->len = c->cap = c->consumed = 0;
+}

@@ -1,0 +1,55 @@
+/* transport.h - one connection to a JSON-RPC server: a Unix or TCP socket,
+ * newline or length framing, and one deadline for the whole exchange. */
+#ifndef JRPC_CLI_TRANSPORT_H
+#define JRPC_CLI_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+typedef enum { JC_NEWLINE, JC_LENGTH } jc_framing;
+
+typedef struct {
+  const char *unix_path; /* exactly one of unix_path and tcp is set */
+  const char *tcp;       /* "HOST:PORT" or "[V6]:PORT" */
+  jc_framing framing;
+  int timeout_ms; /* for everything from connecting to the last reply */
+} jc_endpoint;
+
+typedef struct {
+  int fd;
+  const jc_endpoint *ep;
+  struct timespec deadline;
+  char *buf; /* bytes received and not yet handed out */
+  size_t len, cap;
+  size_t consumed; /* bytes of buf handed out by the last jc_recv */
+} jc_conn;
+
+/* Results of the calls below; errors have been reported on stderr. */
+enum {
+  JC_OK = 0,
+  JC_EOF = 1,      /* jc_recv: the server closed between frames */
+  JC_ERR = -1,     /* connection or framing error */
+  JC_TIMEOUT = -2, /* the deadline passed */
+};
+
+/* "unix:PATH" or "tcp:HOST:PORT", for messages. */
+const char *jc_endpoint_desc(const jc_endpoint *ep);
+int jc_connect(jc_conn *c, const jc_endpoint *ep);
+/* Sends one frame (the framing's prefix or newline is added here). */
+int jc_send(jc_conn *c, const char *data, size_t n);
+/* No more requests: shuts down the writing half. */
+void jc_send_done(jc_conn *c);
+/* The next frame; *frame stays valid until the next jc_recv or jc_close. */
+int jc_recv(jc_conn *c, const char **frame, size_t *n);
+void jc_close(jc_conn *c);
+/* The deadline again at timeout_ms from now, and what is left of it. */
+void jc_rearm(jc_conn *c);
+int jc_remaining_ms(const jc_conn *c);
+/* Whether a whole frame (or a framing error) waits in the buffer, so
+ * that jc_recv returns without reading. */
+bool jc_buffered_frame(jc_conn *c);
+/* The exit status for a JC_ERR or JC_TIMEOUT result. */
+int jc_exit_for(int status);
+
+#endif

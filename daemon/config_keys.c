@@ -1,0 +1,675 @@
+/* config_keys.c - the table of jrpcd.conf's keys, and the value parsers
+ * and printers its types use. See config_keys.h; the reading of the file
+ * (sections, lines, messages with file and line) is config.c's. */
+#include "config_keys.h"
+
+#include "access.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "jrpc/jrpc.h"
+
+#ifndef JRPCD_PLUGIN_DIR
+#error "JRPCD_PLUGIN_DIR must be defined by the build"
+#endif
+
+#define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
+/* ------------------------------------------------------------------ */
+/* The table                                                           */
+/* ------------------------------------------------------------------ */
+
+static const jrpcd_key_word_t parsers[] = {
+    {"native", 0}, {"jsmn", 0}, {"simdjson", 0}, {"auto", 0}, {NULL, 0}};
+
+static const jrpcd_key_word_t log_levels[] = {
+    {"error", JRPC_LOG_ERROR},
+    {"warn", JRPC_LOG_WARN},
+    {"info", JRPC_LOG_INFO},
+    {"debug", JRPC_LOG_DEBUG},
+    {NULL, 0},
+};
+
+static const jrpcd_key_word_t auto_threshold_words[] = {
+    {"measured", JRPCD_AUTO_MEASURED}, {NULL, 0}};
+
+static const jrpcd_key_word_t framings[] = {
+    {"newline", JRPC_FRAMING_NEWLINE},
+    {"length", JRPC_FRAMING_LENGTH},
+    {NULL, 0},
+};
+
+static int unix_path_fits(const char *value, char *why, size_t whylen) {
+  size_t n = strlen(value);
+  if (n <= UNIX_PATH_MAX)
+    return 0;
+  snprintf(why, whylen,
+           "\"%s\" is %zu bytes long (a unix socket path holds at most %zu)",
+           value, n, UNIX_PATH_MAX);
+  return -1;
+}
+
+/* One word of `peers`: a principal (access.h), names resolved now. */
+static int principal_parses(const char *value, char *why, size_t whylen) {
+  jrpcd_principal_t p;
+  if (jrpcd_principal_parse(value, 0, &p, why, whylen) != 0)
+    return -1;
+  jrpcd_principal_free(&p);
+  return 0;
+}
+
+#define FIELD(type, m)                                                         \
+  .offset = offsetof(type, m), .size = sizeof(((type *)0)->m)
+#define SERVER(m) .section = JRPCD_SEC_SERVER, FIELD(jrpcd_config_t, m)
+#define LISTEN(m) .section = JRPCD_SEC_LISTEN, FIELD(jrpcd_listen_conf_t, m)
+#define PLUGIN(m) .section = JRPCD_SEC_PLUGIN, FIELD(jrpcd_plugin_conf_t, m)
+#define UINT(lo, hi) .type = JRPCD_KEY_UINT, .min = (lo), .max = (hi)
+#define UNIX_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_UNIX)
+
+/* In the order the "unknown key" message lists them. */
+const jrpcd_key_t jrpcd_keys[] = {
+    /* [server] */
+    {"workers", SERVER(workers), UINT(0, 256), .def = "0",
+     .doc = "worker threads, each with its own loop; 0 = one per CPU"},
+    {"parser", SERVER(parser), .type = JRPCD_KEY_WORD, .words = parsers,
+     .what = "a parser", .def = "auto",
+     .doc = "JSON parser; auto picks native or simdjson by frame size"},
+    {"plugin_dir", SERVER(plugin_dir), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a directory", .def = JRPCD_PLUGIN_DIR,
+     .doc = "where a relative plugin path is looked for"},
+    {"log_level", SERVER(log_level), .type = JRPCD_KEY_ENUM,
+     .words = log_levels, .what = "a log level", .def = "info",
+     .doc = "how much is logged (-v and -q shift it)"},
+    {"strict_plugins", SERVER(strict_plugins), .type = JRPCD_KEY_BOOL,
+     .def = "yes", .doc = "a plugin that fails to load stops the start"},
+    {"max_frame_bytes", SERVER(max_frame_bytes), UINT(64, INT32_MAX),
+     .def = "1048576", .doc = "largest request frame (-32001 beyond)"},
+    {"max_batch", SERVER(max_batch), UINT(1, 1000000), .def = "1000",
+     .doc = "most requests in one batch (-32002 beyond)"},
+    {"max_response_bytes", SERVER(max_response_bytes), UINT(64, UINT32_MAX),
+     .def = "16777216", .doc = "largest result of one call (-32003 beyond)"},
+    {"max_connections", SERVER(max_connections), UINT(1, 1000000),
+     .def = "4096", .doc = "client connections open at once, in all"},
+    {"max_connections_per_peer", SERVER(max_connections_per_peer),
+     UINT(0, 1000000), .def = "0",
+     .doc = "connections open at once per uid (unix) or address (tcp); "
+            "0 = no limit"},
+    {"idle_timeout_ms", SERVER(idle_timeout_ms), UINT(0, UINT32_MAX),
+     .def = "60000", .doc = "idle connections are closed after it; 0 = never"},
+    {"shutdown_timeout_ms", SERVER(shutdown_timeout_ms), UINT(0, UINT32_MAX),
+     .def = "5000", .doc = "how long a graceful stop may take"},
+    {"output_high_water", SERVER(output_high_water),
+     UINT(4096, UINT64_C(1) << 40), .def = "1048576",
+     .doc = "reply bytes queued on a connection above which reading pauses"},
+    {"max_pending_calls", SERVER(max_pending_calls), UINT(1, 1000000),
+     .def = "1024",
+     .doc = "deferred calls of one connection above which reading pauses"},
+    {"max_pending_calls_total", SERVER(max_pending_calls_total),
+     UINT(1, 100000000), .def = "65536",
+     .doc = "deferred calls in the daemon (-32005 beyond)"},
+    {"parser_auto_threshold", SERVER(parser_auto_threshold), UINT(0, INT32_MAX),
+     .words = auto_threshold_words, .def = "measured",
+     .doc = "parser = auto: simdjson from this many bytes"},
+    {"early_reply_frames", SERVER(early_reply_frames), UINT(0, 1000000),
+     .def = "32",
+     .doc = "replies so far are sent every this many frames of a read"},
+    {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
+     .def = "10000",
+     .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
+
+    /* [listen NAME] */
+    {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "the socket's path", .check = unix_path_fits,
+     .makes_kind = 1 + JRPCD_LISTEN_UNIX,
+     .doc = "listen on the Unix socket at this path"},
+    {"tcp", LISTEN(host), .type = JRPCD_KEY_HOST_PORT,
+     .offset2 = offsetof(jrpcd_listen_conf_t, port),
+     .makes_kind = 1 + JRPCD_LISTEN_TCP,
+     .doc = "listen on TCP at this literal address and port"},
+    {"mode", LISTEN(mode), .type = JRPCD_KEY_MODE, .max = 0777, .def = "0660",
+     UNIX_ONLY, .doc = "permission bits of the socket file"},
+    {"owner", LISTEN(owner), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a user name or uid", UNIX_ONLY,
+     .doc = "user to own the socket file"},
+    {"group", LISTEN(group), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a group name or gid", UNIX_ONLY,
+     .doc = "group of the socket file"},
+    {"framing", LISTEN(framing), .type = JRPCD_KEY_ENUM, .words = framings,
+     .what = "a framing", .def = "newline",
+     .doc = "how messages are delimited"},
+    {"stats", LISTEN(stats), .type = JRPCD_KEY_BOOL,
+     .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
+     .doc = "rpc.stats answers on this listener"},
+    {"peers", LISTEN(peers), .type = JRPCD_KEY_LIST, .min = 1,
+     .what = "the peers let in", .check = principal_parses,
+     .doc = "who may connect: addresses and CIDR ranges (tcp), uid:, gid:, "
+            "user:, group: (unix); anyone when unset"},
+
+    /* [plugin NAME]: its other keys go to the plugin. */
+    {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "the plugin's .so file",
+     .doc = "the plugin's shared object, relative to plugin_dir"},
+};
+const size_t jrpcd_nkeys = sizeof jrpcd_keys / sizeof jrpcd_keys[0];
+
+const char *const jrpcd_kind_names[JRPCD_LISTEN_KINDS] = {
+    [JRPCD_LISTEN_UNIX] = "unix", [JRPCD_LISTEN_TCP] = "tcp"};
+const char *const jrpcd_kind_plurals[JRPCD_LISTEN_KINDS] = {
+    [JRPCD_LISTEN_UNIX] = "unix sockets", [JRPCD_LISTEN_TCP] = "tcp listeners"};
+
+static const jrpcd_key_word_t *find_word(const jrpcd_key_word_t *w,
+                                         const char *value) {
+  for (; w && w->word; w++)
+    if (strcasecmp(value, w->word) == 0)
+      return w;
+  return NULL;
+}
+
+const char *jrpcd_section_name(jrpcd_section_t s) {
+  switch (s) {
+  case JRPCD_SEC_SERVER:
+    return "server";
+  case JRPCD_SEC_LISTEN:
+    return "listen";
+  case JRPCD_SEC_PLUGIN:
+    return "plugin";
+  }
+  return "?";
+}
+
+const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name) {
+  for (size_t i = 0; i < jrpcd_nkeys; i++)
+    if (jrpcd_keys[i].section == s && strcmp(jrpcd_keys[i].name, name) == 0)
+      return &jrpcd_keys[i];
+  return NULL;
+}
+
+/* Appends to out[*off..cap), keeping it a string; cut to fit. */
+__attribute__((format(printf, 4, 5))) static void
+append(char *out, size_t cap, size_t *off, const char *fmt, ...) {
+  if (*off >= cap)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(out + *off, cap - *off, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    *off = *off + (size_t)n < cap ? *off + (size_t)n : cap;
+}
+
+void jrpcd_key_names(jrpcd_section_t s, char *out, size_t cap) {
+  size_t off = 0;
+  if (cap)
+    out[0] = '\0';
+  for (size_t i = 0; i < jrpcd_nkeys; i++)
+    if (jrpcd_keys[i].section == s)
+      append(out, cap, &off, "%s%s", off ? ", " : "", jrpcd_keys[i].name);
+}
+
+const char *jrpcd_key_default(const jrpcd_key_t *k, jrpcd_listen_kind_t kind) {
+  if (k->section == JRPCD_SEC_LISTEN && (unsigned)kind < JRPCD_LISTEN_KINDS &&
+      k->kind_def[kind])
+    return k->kind_def[kind];
+  return k->def;
+}
+
+int jrpcd_log_level_parse(const char *s) {
+  const jrpcd_key_word_t *w = s ? find_word(log_levels, s) : NULL;
+  return w ? (int)w->value : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fields                                                              */
+/* ------------------------------------------------------------------ */
+
+static void *field(void *base, size_t off) {
+  return (char *)base + off;
+}
+
+static const void *cfield(const void *base, size_t off) {
+  return (const char *)base + off;
+}
+
+/* Unsigned fields of any width (and int-sized enums and ints holding
+ * values >= 0, which share the representation). */
+static void store_uint(void *p, size_t size, uint64_t v) {
+  uint8_t u8 = (uint8_t)v;
+  uint16_t u16 = (uint16_t)v;
+  uint32_t u32 = (uint32_t)v;
+  switch (size) {
+  case 1:
+    memcpy(p, &u8, 1);
+    break;
+  case 2:
+    memcpy(p, &u16, 2);
+    break;
+  case 4:
+    memcpy(p, &u32, 4);
+    break;
+  default:
+    memcpy(p, &v, 8);
+    break;
+  }
+}
+
+static uint64_t load_uint(const void *p, size_t size) {
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  switch (size) {
+  case 1:
+    memcpy(&u8, p, 1);
+    return u8;
+  case 2:
+    memcpy(&u16, p, 2);
+    return u16;
+  case 4:
+    memcpy(&u32, p, 4);
+    return u32;
+  default:
+    memcpy(&u64, p, 8);
+    return u64;
+  }
+}
+
+static void replace_ptr(void *base, size_t off, void *v) {
+  void *old;
+  memcpy(&old, field(base, off), sizeof old);
+  free(old);
+  memcpy(field(base, off), &v, sizeof v);
+}
+
+static const void *load_ptr(const void *base, size_t off) {
+  const void *v;
+  memcpy(&v, cfield(base, off), sizeof v);
+  return v;
+}
+
+void jrpcd_key_free(const jrpcd_key_t *k, void *base) {
+  switch (k->type) {
+  case JRPCD_KEY_WORD:
+  case JRPCD_KEY_STRING:
+  case JRPCD_KEY_LIST:
+  case JRPCD_KEY_HOST_PORT:
+    replace_ptr(base, k->offset, NULL);
+    break;
+  default:
+    break;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Values                                                              */
+/* ------------------------------------------------------------------ */
+
+__attribute__((format(printf, 3, 4))) static int
+why_not(char *why, size_t whylen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (why && whylen)
+    vsnprintf(why, whylen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* "a, b or c" with sep ", " and last " or ". */
+static void join_words(const jrpcd_key_word_t *w, const char *sep,
+                       const char *last, char *out, size_t cap) {
+  size_t off = 0, n = 0;
+  if (cap)
+    out[0] = '\0';
+  while (w && w[n].word)
+    n++;
+  for (size_t i = 0; i < n; i++)
+    append(out, cap, &off, "%s%s",
+           i == 0      ? ""
+           : i + 1 < n ? sep
+                       : last,
+           w[i].word);
+}
+
+/* Plain decimal only: a sign, a space or a suffix is more likely a typo
+ * than something to guess the meaning of. */
+static int parse_uint(const jrpcd_key_t *k, const char *value, uint64_t *out,
+                      char *why, size_t whylen) {
+  const jrpcd_key_word_t *named = find_word(k->words, value);
+  if (named) {
+    *out = named->value;
+    return 0;
+  }
+  const char *s = value;
+  int negative = *s == '-';
+  if (negative)
+    s++;
+  uint64_t v = 0;
+  int overflow = 0, digits = 0;
+  for (; isdigit((unsigned char)*s); s++, digits++) {
+    unsigned d = (unsigned)(*s - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      overflow = 1;
+    else
+      v = v * 10 + d;
+  }
+  if (!digits || *s)
+    return why_not(why, whylen,
+                   "\"%s\" is not a number (%" PRIu64 " .. %" PRIu64 ")", value,
+                   k->min, k->max);
+  if (overflow || negative || v < k->min || v > k->max)
+    return why_not(why, whylen,
+                   "\"%s\" is out of range (%" PRIu64 " .. %" PRIu64 ")", value,
+                   k->min, k->max);
+  *out = v;
+  return 0;
+}
+
+static const char *const yes_words[] = {"yes", "true", "on", "1"};
+static const char *const no_words[] = {"no", "false", "off", "0"};
+
+static int parse_bool(const char *value, int *out, char *why, size_t whylen) {
+  for (size_t i = 0; i < sizeof yes_words / sizeof yes_words[0]; i++) {
+    if (strcasecmp(value, yes_words[i]) == 0) {
+      *out = 1;
+      return 0;
+    }
+    if (strcasecmp(value, no_words[i]) == 0) {
+      *out = 0;
+      return 0;
+    }
+  }
+  return why_not(why, whylen,
+                 "\"%s\" is not yes or no (yes/no, true/false, on/off, 1/0)",
+                 value);
+}
+
+static int parse_mode(const jrpcd_key_t *k, const char *value, uint64_t *out,
+                      char *why, size_t whylen) {
+  uint64_t v = 0;
+  const char *s = value;
+  for (; *s >= '0' && *s <= '7' && v <= k->max; s++)
+    v = v * 8 + (uint64_t)(*s - '0');
+  if (!*value || *s || v > k->max)
+    return why_not(why, whylen, "\"%s\" is not an octal mode (0 .. %#llo)",
+                   value, (unsigned long long)k->max);
+  *out = v;
+  return 0;
+}
+
+/* "127.0.0.1:7400", "[::1]:7400": literal addresses only, so that what a
+ * listener binds to never depends on name resolution at start-up. The
+ * address goes to host (malloc'd), the port to *port. */
+static int parse_host_port(const char *value, char **host, uint16_t *port,
+                           char *why, size_t whylen) {
+  const char *h, *h_end, *p;
+  int family;
+  if (value[0] == '[') {
+    h = value + 1;
+    h_end = strchr(h, ']');
+    if (!h_end || h_end[1] != ':')
+      goto bad_form;
+    p = h_end + 2;
+    family = AF_INET6;
+  } else {
+    h = value;
+    h_end = strrchr(value, ':');
+    if (!h_end)
+      goto bad_form;
+    p = h_end + 1;
+    family = AF_INET;
+  }
+  char text[INET6_ADDRSTRLEN];
+  size_t hn = (size_t)(h_end - h);
+  unsigned char addr[sizeof(struct in6_addr)];
+  if (hn >= sizeof text)
+    goto bad_address;
+  memcpy(text, h, hn);
+  text[hn] = '\0';
+  if (inet_pton(family, text, addr) != 1)
+    goto bad_address;
+
+  uint64_t v = 0;
+  const char *s = p;
+  for (; isdigit((unsigned char)*s) && v <= 65535; s++)
+    v = v * 10 + (uint64_t)(*s - '0');
+  if (s == p || *s || v < 1 || v > 65535)
+    return why_not(why, whylen, "port \"%s\" is not a port number (1 .. 65535)",
+                   p);
+  if (!(*host = strdup(text)))
+    return -2;
+  *port = (uint16_t)v;
+  return 0;
+
+bad_form:
+  return why_not(why, whylen,
+                 "\"%s\" is not ADDRESS:PORT (like 127.0.0.1:7400, "
+                 "0.0.0.0:7400, [::1]:7400 or [::]:7400)",
+                 value);
+bad_address:
+  if (family == AF_INET6)
+    return why_not(why, whylen, "\"%.*s\" is not an IPv6 address", (int)hn, h);
+  return why_not(why, whylen,
+                 "\"%.*s\" is not an IPv4 address (a.b.c.d; host names are "
+                 "not looked up; IPv6 goes in brackets: [::1]:7400)",
+                 (int)hn, h);
+}
+
+/* Words separated by spaces, as one block: the NULL-terminated array, then
+ * the words. */
+static int parse_list(const jrpcd_key_t *k, const char *value, char ***out,
+                      char *why, size_t whylen) {
+  size_t n = 0, len = strlen(value);
+  for (const char *s = value; *s;) {
+    while (isspace((unsigned char)*s))
+      s++;
+    if (!*s)
+      break;
+    n++;
+    while (*s && !isspace((unsigned char)*s))
+      s++;
+  }
+  if (n == 0 && k->min > 0)
+    return why_not(why, whylen, "is empty (%s)", k->what ? k->what : "words");
+  if (n < k->min || (k->max && n > k->max))
+    return why_not(why, whylen,
+                   "\"%s\" has %zu words (%" PRIu64 " .. %" PRIu64 ")", value,
+                   n, k->min, k->max);
+  char **list = malloc((n + 1) * sizeof *list + len + 1);
+  if (!list)
+    return -2;
+  char *text = (char *)(list + n + 1);
+  memcpy(text, value, len + 1);
+  size_t i = 0;
+  for (char *s = text; *s;) {
+    while (isspace((unsigned char)*s))
+      *s++ = '\0';
+    if (!*s)
+      break;
+    list[i++] = s;
+    while (*s && !isspace((unsigned char)*s))
+      s++;
+  }
+  list[n] = NULL;
+  for (i = 0; k->check && i < n; i++)
+    if (k->check(list[i], why, whylen) != 0) {
+      free(list);
+      return -1;
+    }
+  *out = list;
+  return 0;
+}
+
+int jrpcd_key_parse(const jrpcd_key_t *k, const char *value, void *base,
+                    char *why, size_t whylen) {
+  uint64_t v = 0;
+  int b = 0;
+  switch (k->type) {
+  case JRPCD_KEY_UINT:
+    if (parse_uint(k, value, &v, why, whylen) != 0)
+      return -1;
+    store_uint(field(base, k->offset), k->size, v);
+    return 0;
+  case JRPCD_KEY_BOOL:
+    if (parse_bool(value, &b, why, whylen) != 0)
+      return -1;
+    store_uint(field(base, k->offset), k->size, (uint64_t)b);
+    return 0;
+  case JRPCD_KEY_MODE:
+    if (parse_mode(k, value, &v, why, whylen) != 0)
+      return -1;
+    store_uint(field(base, k->offset), k->size, v);
+    return 0;
+  case JRPCD_KEY_ENUM:
+  case JRPCD_KEY_WORD: {
+    const jrpcd_key_word_t *w = find_word(k->words, value);
+    if (!w) {
+      char list[256];
+      join_words(k->words, ", ", " or ", list, sizeof list);
+      return why_not(why, whylen, "\"%s\" is not %s (%s)", value, k->what,
+                     list);
+    }
+    if (k->type == JRPCD_KEY_ENUM) {
+      store_uint(field(base, k->offset), k->size, w->value);
+      return 0;
+    }
+    char *d = strdup(w->word);
+    if (!d)
+      return -2;
+    replace_ptr(base, k->offset, d);
+    return 0;
+  }
+  case JRPCD_KEY_STRING: {
+    if (!*value && k->min > 0)
+      return why_not(why, whylen, "is empty (%s)", k->what);
+    if (k->check && k->check(value, why, whylen) != 0)
+      return -1;
+    char *d = strdup(value);
+    if (!d)
+      return -2;
+    replace_ptr(base, k->offset, d);
+    return 0;
+  }
+  case JRPCD_KEY_LIST: {
+    char **list = NULL;
+    int rc = parse_list(k, value, &list, why, whylen);
+    if (rc == 0)
+      replace_ptr(base, k->offset, list);
+    return rc;
+  }
+  case JRPCD_KEY_HOST_PORT: {
+    char *host = NULL;
+    uint16_t port = 0;
+    int rc = parse_host_port(value, &host, &port, why, whylen);
+    if (rc == 0) {
+      replace_ptr(base, k->offset, host);
+      memcpy(field(base, k->offset2), &port, sizeof port);
+    }
+    return rc;
+  }
+  }
+  return why_not(why, whylen, "has no parser (type %d)", (int)k->type);
+}
+
+/* ------------------------------------------------------------------ */
+/* Printing                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *word_of(const jrpcd_key_word_t *w, uint64_t v) {
+  for (; w && w->word; w++)
+    if (w->value == v)
+      return w->word;
+  return NULL;
+}
+
+int jrpcd_key_format(const jrpcd_key_t *k, const void *base, char *out,
+                     size_t cap) {
+  size_t off = 0;
+  if (cap)
+    out[0] = '\0';
+  const void *p = cfield(base, k->offset);
+  switch (k->type) {
+  case JRPCD_KEY_UINT:
+  case JRPCD_KEY_ENUM: {
+    uint64_t v = load_uint(p, k->size);
+    const char *w = word_of(k->words, v);
+    if (w)
+      append(out, cap, &off, "%s", w);
+    else
+      append(out, cap, &off, "%" PRIu64, v);
+    return 1;
+  }
+  case JRPCD_KEY_BOOL:
+    append(out, cap, &off, "%s", load_uint(p, k->size) ? "yes" : "no");
+    return 1;
+  case JRPCD_KEY_MODE:
+    append(out, cap, &off, "%04llo", (unsigned long long)load_uint(p, k->size));
+    return 1;
+  case JRPCD_KEY_WORD:
+  case JRPCD_KEY_STRING: {
+    const char *s = load_ptr(base, k->offset);
+    if (!s)
+      return 0;
+    append(out, cap, &off, "%s", s);
+    return 1;
+  }
+  case JRPCD_KEY_LIST: {
+    char *const *list = load_ptr(base, k->offset);
+    if (!list)
+      return 0;
+    for (size_t i = 0; list[i]; i++)
+      append(out, cap, &off, "%s%s", i ? " " : "", list[i]);
+    return 1;
+  }
+  case JRPCD_KEY_HOST_PORT: {
+    const char *host = load_ptr(base, k->offset);
+    uint16_t port;
+    if (!host)
+      return 0;
+    memcpy(&port, cfield(base, k->offset2), sizeof port);
+    int v6 = strchr(host, ':') != NULL;
+    append(out, cap, &off, "%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "",
+           (unsigned)port);
+    return 1;
+  }
+  }
+  return 0;
+}
+
+void jrpcd_key_describe(const jrpcd_key_t *k, char *out, size_t cap) {
+  size_t off = 0;
+  if (cap)
+    out[0] = '\0';
+  switch (k->type) {
+  case JRPCD_KEY_UINT:
+    for (const jrpcd_key_word_t *w = k->words; w && w->word; w++)
+      append(out, cap, &off, "%s|", w->word);
+    append(out, cap, &off, "%" PRIu64 " .. %" PRIu64, k->min, k->max);
+    break;
+  case JRPCD_KEY_BOOL:
+    append(out, cap, &off, "yes|no");
+    break;
+  case JRPCD_KEY_ENUM:
+  case JRPCD_KEY_WORD:
+    join_words(k->words, "|", "|", out, cap);
+    break;
+  case JRPCD_KEY_STRING:
+    append(out, cap, &off, k->min ? "text" : "text or nothing");
+    break;
+  case JRPCD_KEY_LIST:
+    append(out, cap, &off, "words");
+    break;
+  case JRPCD_KEY_MODE:
+    append(out, cap, &off, "octal 0 .. %#llo", (unsigned long long)k->max);
+    break;
+  case JRPCD_KEY_HOST_PORT:
+    append(out, cap, &off, "ADDRESS:PORT");
+    break;
+  }
+}

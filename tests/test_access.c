@@ -1,0 +1,282 @@
+/* test_access.c - principals (addresses and CIDR ranges, uids and gids,
+ * user and group names, certificate names), method globs, and the
+ * [access] rules' first-match decision, including every refusal with its
+ * message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "access.h"
+
+static jrpcd_identity_t tcp_peer(const char *text) {
+  jrpcd_identity_t id;
+  memset(&id, 0, sizeof(id));
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof(ss));
+  struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, text, &s4->sin_addr) == 1)
+    s4->sin_family = AF_INET;
+  else if (inet_pton(AF_INET6, text, &s6->sin6_addr) == 1)
+    s6->sin6_family = AF_INET6;
+  else
+    fail_msg("bad test address %s", text);
+  jrpcd_identity_set_addr(&id, (struct sockaddr *)&ss);
+  return id;
+}
+
+static jrpcd_identity_t unix_peer(uint32_t uid, uint32_t gid,
+                                  const uint32_t *groups, size_t n) {
+  jrpcd_identity_t id;
+  memset(&id, 0, sizeof(id));
+  id.family = AF_UNIX;
+  id.has_cred = 1;
+  id.uid = uid;
+  id.gid = gid;
+  id.groups = groups;
+  id.ngroups = n;
+  return id;
+}
+
+/* 1 if the principal `word` names the peer; fails the test if it does
+ * not parse. */
+static int names(const char *word, const jrpcd_identity_t *id) {
+  jrpcd_principal_t p;
+  char err[256];
+  if (jrpcd_principal_parse(word, 1, &p, err, sizeof(err)) != 0)
+    fail_msg("%s: %s", word, err);
+  int m = jrpcd_principal_match(&p, id);
+  jrpcd_principal_free(&p);
+  return m;
+}
+
+static void refused(const char *word, int any_ok, const char *want) {
+  jrpcd_principal_t p;
+  char err[256] = "";
+  if (jrpcd_principal_parse(word, any_ok, &p, err, sizeof(err)) == 0)
+    fail_msg("\"%s\" was accepted", word);
+  if (!strstr(err, want))
+    fail_msg("\"%s\": message \"%s\" lacks \"%s\"", word, err, want);
+}
+
+static void test_cidr(void **state) {
+  (void)state;
+  jrpcd_identity_t a = tcp_peer("10.1.2.3"), b = tcp_peer("192.168.1.7"),
+                   c = tcp_peer("::1"), d = tcp_peer("fd00::5"),
+                   m = tcp_peer("::ffff:10.9.9.9");
+  assert_true(names("10.0.0.0/8", &a));
+  assert_false(names("10.0.0.0/8", &b));
+  assert_true(names("192.168.1.7", &b));
+  assert_false(names("192.168.1.8", &b));
+  assert_true(names("192.168.1.0/25", &b));
+  assert_false(names("192.168.1.128/25", &b));
+  assert_true(names("192.168.0.0/23", &b)); /* a prefix not on a byte */
+  assert_false(names("192.168.2.0/23", &b));
+  assert_true(names("0.0.0.0/0", &a));
+  assert_false(names("0.0.0.0/0", &c)); /* families never mix */
+  assert_true(names("::1", &c));
+  assert_true(names("::/0", &d));
+  assert_true(names("fd00::/8", &d));
+  assert_false(names("fc00::/8", &d));
+  assert_false(names("::1", &a));
+  /* A dual-stack listener's IPv4 client is an IPv4 peer. */
+  assert_int_equal(m.family, AF_INET);
+  assert_true(names("10.0.0.0/8", &m));
+  assert_false(names("::ffff:0:0/96", &m));
+  /* Unix peers have no address. */
+  jrpcd_identity_t u = unix_peer(0, 0, NULL, 0);
+  assert_false(names("0.0.0.0/0", &u));
+
+  refused("10.0.0.1/8", 0, "did you mean 10.0.0.0/8?");
+  refused("fd00::1/8", 0, "did you mean fd00::/8?");
+  refused("10.0.0.0/33", 0, "prefix length must be 0 to 32");
+  refused("::/129", 0, "0 to 128");
+  refused("10.0.0.0/", 0, "prefix length");
+  refused("10.0.0.0/x", 0, "prefix length");
+  refused("10.0.0", 0, "not a principal");
+  refused("300.1.1.1", 0, "not a principal");
+  refused("localhost", 0, "not a principal");
+  refused("/8", 0, "not a principal");
+}
+
+static void test_ids_and_names(void **state) {
+  (void)state;
+  uint32_t groups[] = {27, 100};
+  jrpcd_identity_t u = unix_peer(1000, 1000, groups, 2);
+  assert_true(names("uid:1000", &u));
+  assert_false(names("uid:0", &u));
+  assert_true(names("gid:1000", &u));
+  assert_true(names("gid:100", &u)); /* supplementary groups count */
+  assert_false(names("gid:4", &u));
+  /* Credentials unknown (or TCP): no uid or gid matches. */
+  jrpcd_identity_t nocred = u;
+  nocred.has_cred = 0;
+  assert_false(names("uid:1000", &nocred));
+  jrpcd_identity_t t = tcp_peer("127.0.0.1");
+  assert_false(names("uid:0", &t));
+  assert_false(names("gid:0", &t));
+
+  /* Names resolve when parsed: root is uid 0 and group root gid 0
+   * everywhere; the current user by its own name. */
+  jrpcd_identity_t r = unix_peer(0, 0, NULL, 0);
+  assert_true(names("user:root", &r));
+  assert_true(names("group:root", &r));
+  struct passwd *pw = getpwuid(getuid());
+  assert_non_null(pw);
+  char word[300];
+  snprintf(word, sizeof(word), "user:%s", pw->pw_name);
+  jrpcd_identity_t me = unix_peer((uint32_t)getuid(), 12345, NULL, 0);
+  assert_true(names(word, &me));
+
+  refused("user:no-such-user-jrpcd", 0, "no such user");
+  refused("group:no-such-group-jrpcd", 0, "no such group");
+  refused("uid:", 0, "nothing after \"uid:\"");
+  refused("uid:-1", 0, "a number from 0 to 4294967294");
+  refused("uid:4294967295", 0, "a number");
+  refused("gid:1x", 0, "a number");
+  refused("cert:", 0, "nothing after");
+}
+
+static void test_certificates(void **state) {
+  (void)state;
+  const char *sans[] = {"api.example.org", "Backup.Example.ORG"};
+  jrpcd_identity_t id = tcp_peer("127.0.0.1");
+  id.cert_cn = "billing";
+  id.sans = sans;
+  id.nsans = 2;
+  assert_true(names("cert:billing", &id));
+  assert_false(names("cert:Billing", &id)); /* a CN is compared exactly */
+  assert_true(names("san:api.example.org", &id));
+  assert_true(names("san:backup.example.org", &id)); /* DNS: any case */
+  assert_false(names("san:billing", &id));
+  jrpcd_identity_t none = tcp_peer("127.0.0.1");
+  assert_false(names("cert:billing", &none));
+  assert_false(names("san:api.example.org", &none));
+}
+
+static void test_lists(void **state) {
+  (void)state;
+  jrpcd_plist_t l;
+  char err[256];
+  assert_int_equal(jrpcd_plist_parse(" 10.0.0.0/8\t::1  192.168.1.7 ", 0, &l,
+                                     err, sizeof(err)),
+                   0);
+  assert_int_equal(l.n, 3);
+  jrpcd_identity_t a = tcp_peer("10.200.0.1"), b = tcp_peer("::1"),
+                   c = tcp_peer("192.168.1.6");
+  assert_true(jrpcd_plist_match(&l, &a));
+  assert_true(jrpcd_plist_match(&l, &b));
+  assert_false(jrpcd_plist_match(&l, &c));
+  jrpcd_plist_free(&l);
+  assert_int_equal(l.n, 0);
+
+  /* "*" only where the caller allows it; empty lists and bad words are
+   * refused with the word. */
+  assert_int_equal(jrpcd_plist_parse("uid:0 *", 0, &l, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "[access] rules"));
+  assert_int_equal(jrpcd_plist_parse("uid:0 *", 1, &l, err, sizeof(err)), 0);
+  assert_true(jrpcd_plist_match(&l, &c));
+  jrpcd_plist_free(&l);
+  assert_int_equal(jrpcd_plist_parse("   ", 1, &l, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "empty"));
+  assert_int_equal(
+      jrpcd_plist_parse("uid:0 10.0.0.1/8", 0, &l, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "10.0.0.1/8"));
+  assert_null(l.v);
+  char longw[400];
+  memset(longw, 'a', sizeof(longw) - 1);
+  longw[sizeof(longw) - 1] = '\0';
+  assert_int_equal(jrpcd_plist_parse(longw, 0, &l, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "longer than"));
+}
+
+static void test_globs(void **state) {
+  (void)state;
+  static const char m[] = "math.add";
+  assert_true(jrpcd_glob_match("*", m, 8));
+  assert_true(jrpcd_glob_match("math.*", m, 8));
+  assert_true(jrpcd_glob_match("*.add", m, 8));
+  assert_true(jrpcd_glob_match("math.ad?", m, 8));
+  assert_true(jrpcd_glob_match("math.[a-c]dd", m, 8));
+  assert_false(jrpcd_glob_match("math.", m, 8));
+  assert_false(jrpcd_glob_match("math", m, 8));
+  assert_false(jrpcd_glob_match("echo*", m, 8));
+  /* The name is a slice: only its n bytes count. */
+  assert_true(jrpcd_glob_match("math", m, 4));
+  assert_false(jrpcd_glob_match("math.add", m, 4));
+  assert_true(jrpcd_glob_match("rpc.stats", "rpc.stats", 9));
+
+  jrpcd_globs_t g;
+  char err[256];
+  assert_int_equal(jrpcd_globs_parse("math.* rpc.stats", &g, err, sizeof(err)),
+                   0);
+  assert_int_equal(g.n, 2);
+  assert_true(jrpcd_globs_match(&g, "math.divide", 11));
+  assert_true(jrpcd_globs_match(&g, "rpc.stats", 9));
+  assert_false(jrpcd_globs_match(&g, "echo", 4));
+  assert_false(jrpcd_globs_match(&g, "rpc.statsx", 10));
+  jrpcd_globs_free(&g);
+  assert_int_equal(jrpcd_globs_parse("", &g, err, sizeof(err)), -1);
+}
+
+static void test_rules(void **state) {
+  (void)state;
+  jrpcd_access_t a;
+  memset(&a, 0, sizeof(a));
+  char err[256];
+  /* First match decides: admin.* for root only, then math.* for anyone
+   * on 10/8 or in group 100, then echo for anyone. */
+  assert_int_equal(
+      jrpcd_access_add(&a, "admin.*", "uid:0", 3, err, sizeof(err)), 0);
+  assert_int_equal(
+      jrpcd_access_add(&a, "math.*", "10.0.0.0/8 gid:100", 4, err, sizeof(err)),
+      0);
+  assert_int_equal(jrpcd_access_add(&a, "echo", "*", 5, err, sizeof(err)), 0);
+  assert_int_equal(jrpcd_access_add(&a, "math.add", "*", 6, err, sizeof(err)),
+                   0); /* shadowed by line 4 */
+  uint32_t g100[] = {100};
+  jrpcd_identity_t root = unix_peer(0, 0, NULL, 0),
+                   user = unix_peer(1000, 1000, g100, 1),
+                   lan = tcp_peer("10.1.1.1"), wan = tcp_peer("203.0.113.9");
+  assert_true(jrpcd_access_allows(&a, "admin.reset", 11, &root));
+  assert_false(jrpcd_access_allows(&a, "admin.reset", 11, &user));
+  assert_true(jrpcd_access_allows(&a, "math.add", 8, &user));
+  assert_true(jrpcd_access_allows(&a, "math.add", 8, &lan));
+  assert_false(jrpcd_access_allows(&a, "math.add", 8, &wan));
+  assert_false(jrpcd_access_allows(&a, "math.add", 8, &root));
+  assert_true(jrpcd_access_allows(&a, "echo", 4, &wan));
+  /* No rule matches: the default, allow unless `default = deny`. */
+  assert_true(jrpcd_access_allows(&a, "sleep.ms", 8, &wan));
+  a.default_deny = 1;
+  assert_false(jrpcd_access_allows(&a, "sleep.ms", 8, &wan));
+  assert_true(jrpcd_access_allows(&a, "echo", 4, &wan));
+  assert_int_equal(a.rules[1].line, 4);
+
+  assert_int_equal(
+      jrpcd_access_add(&a, "x.*", "nobody-at-all", 7, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "\"nobody-at-all\": not a principal"));
+  assert_int_equal(a.n, 4);
+  assert_int_equal(jrpcd_access_add(&a, "", "*", 8, err, sizeof(err)), -1);
+  jrpcd_access_free(&a);
+  assert_int_equal(a.n, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cidr),         cmocka_unit_test(test_ids_and_names),
+      cmocka_unit_test(test_certificates), cmocka_unit_test(test_lists),
+      cmocka_unit_test(test_globs),        cmocka_unit_test(test_rules),
+  };
+  return cmocka_run_group_tests_name("test_access", tests, NULL, NULL);
+}
