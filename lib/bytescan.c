@@ -1,10 +1,9 @@
-/* bytescan.c - vector byte searches for the reply writer; see bytescan.h. */
+/* bytescan.c - the reply writer's search for line breaks in raw values;
+ * see bytescan.h. */
 #include "bytescan.h"
 
 #include <stdint.h>
 #include <string.h>
-
-#include "jsontext.h"
 
 /* ---- portable: eight bytes at a time ---- */
 
@@ -27,26 +26,12 @@ static const char *crlf_swar(const char *p, const char *end) {
   return p;
 }
 
-static const unsigned char *special_swar(const unsigned char *p,
-                                         const unsigned char *end) {
-  return jrpc__plain_span(p, end);
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
 /* Each kernel scans whole vectors, then one last vector ending at `end`
  * (overlapping bytes already seen, which hold no match), so no byte loop
  * is left over; runs shorter than a vector go to the narrower kernel. */
-
-static inline __m128i special_mask16(__m128i v) {
-  /* Signed: bytes >= 0x80 are negative, so one compare takes them with
-   * the control characters. */
-  __m128i ctl = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-  __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-  __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-  return _mm_or_si128(ctl, _mm_or_si128(q, b));
-}
 
 static inline __m128i crlf_mask16(__m128i v) {
   return _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
@@ -73,16 +58,8 @@ static inline __m128i crlf_mask16(__m128i v) {
   }
 
 SCAN16(crlf_sse2, crlf_mask16, char, crlf_swar)
-SCAN16(special_sse2, special_mask16, unsigned char, special_swar)
 
 #define AVX2 __attribute__((target("avx2")))
-
-AVX2 static inline __m256i special_mask32(__m256i v) {
-  __m256i ctl = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
-  __m256i q = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('"'));
-  __m256i b = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'));
-  return _mm256_or_si256(ctl, _mm256_or_si256(q, b));
-}
 
 AVX2 static inline __m256i crlf_mask32(__m256i v) {
   return _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\n')),
@@ -120,22 +97,20 @@ AVX2 static inline __m256i crlf_mask32(__m256i v) {
   }
 
 SCAN32(crlf_avx2, crlf_mask32, char, crlf_sse2)
-SCAN32(special_avx2, special_mask32, unsigned char, special_sse2)
 
 #endif
 
 typedef struct kernel {
   const char *(*crlf)(const char *, const char *);
-  const unsigned char *(*special)(const unsigned char *, const unsigned char *);
   const char *name;
 } kernel_t;
 
 /* Narrowest first; kernels[n_usable - 1] is the best this CPU runs. */
 static const kernel_t kernels[] = {
-    {crlf_swar, special_swar, "swar"},
+    {crlf_swar, "swar"},
 #if defined(__x86_64__) && defined(__GNUC__)
-    {crlf_sse2, special_sse2, "sse2"},
-    {crlf_avx2, special_avx2, "avx2"},
+    {crlf_sse2, "sse2"},
+    {crlf_avx2, "avx2"},
 #endif
 };
 static size_t n_usable = 1;
@@ -153,11 +128,6 @@ __attribute__((constructor)) static void choose(void) {
 
 const char *jrpc__scan_crlf(const char *p, const char *end) {
   return cur->crlf(p, end);
-}
-
-const unsigned char *jrpc__scan_special(const unsigned char *p,
-                                        const unsigned char *end) {
-  return cur->special(p, end);
 }
 
 const char *jrpc__scan_kernel(void) {

@@ -1,11 +1,9 @@
-/* bytescan.h - finding the first byte of a kind in a long run of bytes,
- * with the widest vectors the running CPU has: SSE2 (every x86-64), AVX2
- * when the CPU reports it (chosen once, at start-up; the build never
- * assumes more than the baseline ISA). Elsewhere, eight bytes at a time.
- *
- * Callers use these for runs of 16 bytes and more (the reply writer's
- * strings and raw values); shorter runs cost less inline. Never reads
- * outside [p, end). */
+/* bytescan.h - the first line break in a run of bytes (the reply writer
+ * turns CR and LF in raw values into spaces), with the widest vectors the
+ * running CPU has: SSE2 (every x86-64), AVX2 when the CPU reports it
+ * (chosen once, at start-up; the build never assumes more than the
+ * baseline ISA). Elsewhere, eight bytes at a time. Never reads outside
+ * [p, end). The same for string content is strspan.h. */
 #ifndef JRPC_BYTESCAN_H
 #define JRPC_BYTESCAN_H
 
@@ -13,11 +11,6 @@
 
 /* The first '\n' or '\r' in [p, end), or end. */
 const char *jrpc__scan_crlf(const char *p, const char *end);
-
-/* The first byte in [p, end) a JSON string cannot hold as plain ASCII
- * ('"', '\\', < 0x20, >= 0x80), or end. */
-const unsigned char *jrpc__scan_special(const unsigned char *p,
-                                        const unsigned char *end);
 
 /* Which kernel the scans use: "avx2", "sse2" or "swar" (for jrpcd -t and
  * the tests). */

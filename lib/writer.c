@@ -17,12 +17,8 @@ int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   const unsigned char *run = p;
   int rc = jrpc__out_byte(o, '"');
-  int utf8 = 0; /* the last stop was a UTF-8 sequence */
   while (p < end) {
-    /* Long ASCII runs go to the vector scan; short runs, and text that
-     * stops at every non-ASCII character, stay inline. */
-    p = end - p >= 32 && !utf8 ? jrpc__scan_special(p, end)
-                               : jrpc__plain_span(p, end);
+    p = jrpc__plain_span(p, end);
     if (p == end)
       break;
     unsigned char c = *p;
@@ -30,11 +26,9 @@ int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
       size_t k = jrpc__utf8_seq(p, end);
       if (k) {
         p += k;
-        utf8 = 1;
         continue;
       }
     }
-    utf8 = 0;
     rc |= jrpc__out_put(o, run, (size_t)(p - run));
     char esc[6] = {'\\', 0, 0, 0, 0, 0};
     size_t en = 2;
