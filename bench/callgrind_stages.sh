@@ -44,7 +44,7 @@ stage() { # file:function -> stage
   awk -F'\t' '
   function st(f) {
     if (f ~ /read_envelope/) return "envelope"
-    if (f ~ /parser_native|parser_jsmn|parser_simdjson|simdjson|jsmn|parser_auto|str_valid|num_valid|arena\.h:native_parse|tokdoc\.h:native_parse|jsontext\.h:scan/) return "tokenizer"
+    if (f ~ /parser_native|parser_jsmn|parser_simdjson|simdjson|jsmn|parser_auto|str_valid|num_valid|strspan|:span_|str_scan|intrin\.h:native_parse|arena\.h:native_parse|tokdoc\.h:native_parse|jsontext\.h:scan/) return "tokenizer"
     if (f ~ /(frame|stream)\.[ch]:|memchr/) return "framing"
     if (f ~ /request\.[ch]:/) return "request rules"
     if (f ~ /registry\.[ch]:/) return "registry"
