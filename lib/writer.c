@@ -81,6 +81,13 @@ static int num_text(jrpc__outbuf_t *o, uint64_t v, int neg) {
   char *d = jrpc__out_room(o, 21);
   if (!d)
     return JRPC_ENOMEM;
+  if (v < 10) { /* counts, flags, small sums: the common result */
+    if (neg)
+      *d++ = '-';
+    *d = (char)('0' + v);
+    o->p = d + 1;
+    return 0;
+  }
   size_t n = 1;
   for (uint64_t t = v; t >= 10; t /= 10)
     n++;

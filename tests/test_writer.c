@@ -259,6 +259,22 @@ static void test_integers(void **state) {
   expect_u64(0, "0");
   expect_u64(UINT64_MAX, "18446744073709551615");
   expect_u64((uint64_t)INT64_MAX + 1, "9223372036854775808");
+  /* Every digit count, at both ends, both signs (the digits are counted
+   * first, single digits take a path of their own). */
+  char want[32];
+  for (int64_t v = -12; v <= 12; v++) {
+    snprintf(want, sizeof want, "%lld", (long long)v);
+    expect_i64(v, want);
+  }
+  for (uint64_t p = 10; p <= 1000000000000000000ull; p *= 10) {
+    uint64_t vs[] = {p - 1, p, p + 1};
+    for (int k = 0; k < 3; k++) {
+      snprintf(want, sizeof want, "%llu", (unsigned long long)vs[k]);
+      expect_u64(vs[k], want);
+      snprintf(want, sizeof want, "-%llu", (unsigned long long)vs[k]);
+      expect_i64(-(int64_t)vs[k], want);
+    }
+  }
 }
 
 /* Writes v, checks the text is a JSON number that reads back bit-exact;
