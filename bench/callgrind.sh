@@ -3,10 +3,18 @@
 # each workload runs at two request counts and the difference is divided by
 # the difference in requests, so start-up and warm-up cancel out.
 #
-#   bench/callgrind.sh [build-dir]      (default build/run)
+#   bench/callgrind.sh [build-dir] [columns] [workloads]
+#
+# build-dir defaults to build/run; columns (quoted, space-separated) to
+# "fused separate none native simdjson auto"; workloads to every one of
+# bench_pipeline's ("single named notification batch40 batch100 object30
+# echo1k"). E.g. the native backend alone:
+#   bench/callgrind.sh build/run native "single named notification batch100 echo1k"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
+read -r -a cols <<<"${2:-fused separate none native simdjson auto}"
+read -r -a wls <<<"${3:-single named notification batch40 batch100 object30 echo1k}"
 bin=$build/bench/bench_pipeline
 [ -x "$bin" ] || { echo "build first: ./scripts/run.sh (or cmake --build $build)" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind is missing (scripts/deps.sh installs it)" >&2; exit 1; }
@@ -19,12 +27,14 @@ ir() { # mode-or-parser workload requests
 }
 # jsmn with its three validation modes, then the other backends (under
 # valgrind simdjson runs its haswell kernel whatever the CPU has).
-printf '%-14s %10s %10s %10s %10s %10s %10s\n' workload fused separate none native simdjson auto
-for w in single named notification batch40 object30; do
+head=$(printf '%-14s' workload)
+for m in "${cols[@]}"; do head+=$(printf ' %10s' "$m"); done
+echo "$head"
+for w in "${wls[@]}"; do
   lo=2000; hi=12000
-  [ "$w" = batch40 ] && lo=8000 && hi=48000
+  case $w in batch40) lo=8000 hi=48000 ;; batch100) lo=10000 hi=60000 ;; esac
   row=$(printf '%-14s' "$w")
-  for m in fused separate none native simdjson auto; do
+  for m in "${cols[@]}"; do
     a=$(ir "$m" "$w" "$lo"); b=$(ir "$m" "$w" "$hi")
     row+=$(printf ' %10d' $(( (b - a) / (hi - lo) )))
   done

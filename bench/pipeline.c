@@ -55,8 +55,9 @@ void *aligned_alloc(size_t al, size_t n) {
   return __libc_memalign(al, n);
 }
 
-/* The math module, linked statically from its own source. */
+/* The math and echo modules, linked statically from their own source. */
 const jrpc_module_info_t *math_module_info(void);
+const jrpc_module_info_t *echo_module_info(void);
 
 /* Reads every member of an object (the 30-member workload). */
 static int obj_count(jrpc_call_t *c, jrpc_val_t params, void *udata) {
@@ -143,6 +144,18 @@ static char *make_batch(size_t n) {
   }
   s[p++] = ']';
   s[p] = 0;
+  return s;
+}
+
+/* echo of one string of n characters, as jrpc-bench's large:n sends it */
+static char *make_echo_request(size_t n) {
+  static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  char *s = malloc(n + 128);
+  size_t p = (size_t)sprintf(
+      s, "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"");
+  for (size_t i = 0; i < n; i++)
+    s[p++] = alphabet[i % (sizeof(alphabet) - 1)];
+  sprintf(s + p, "\"],\"id\":1}");
   return s;
 }
 
@@ -397,9 +410,11 @@ int main(int argc, char **argv) {
 
   jrpc__registry_t reg;
   jrpc__registry_init(&reg);
-  jrpc__module_t math;
+  jrpc__module_t math, echo;
   char err[256];
   if (jrpc__module_start(&math, math_module_info(), "math", &reg, NULL, err,
+                         sizeof(err)) ||
+      jrpc__module_start(&echo, echo_module_info(), "echo", &reg, NULL, err,
                          sizeof(err))) {
     fprintf(stderr, "%s\n", err);
     return 1;
@@ -407,7 +422,9 @@ int main(int argc, char **argv) {
   jrpc__registry_add(&reg, "obj.count", obj_count, NULL, NULL, NULL);
 
   char *batch40 = make_batch(40);
+  char *batch100 = make_batch(100);
   char *objreq = make_object_request();
+  char *echo1k = make_echo_request(1024);
   struct {
     const char *name, *line;
     size_t calls;
@@ -423,7 +440,9 @@ int main(int argc, char **argv) {
       {"notification",
        "{\"jsonrpc\":\"2.0\",\"method\":\"math.add\",\"params\":[1,2]}", 1},
       {"batch40", batch40, 40},
+      {"batch100", batch100, 100},
       {"object30", objreq, 1},
+      {"echo1k", echo1k, 1},
   };
   const size_t nw = sizeof(w) / sizeof(w[0]);
 
@@ -502,9 +521,12 @@ int main(int argc, char **argv) {
     free(b);
   }
   jrpc__engine_free(&e);
+  jrpc__module_stop(&echo);
   jrpc__module_stop(&math);
   jrpc__registry_free(&reg);
   free(batch40);
+  free(batch100);
   free(objreq);
+  free(echo1k);
   return 0;
 }

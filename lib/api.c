@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "dispatch.h"
+#include "params.h"
 #include "request.h"
 #include "view.h"
 
@@ -88,6 +89,12 @@ static int api_as_str(jrpc_call_t *c, jrpc_val_t v, const char **s, size_t *n) {
 }
 static int api_raw(jrpc_call_t *c, jrpc_val_t v, const char **s, size_t *n) {
   return jrpc__view_raw(v, s, n);
+}
+
+static int api_params_num(jrpc_call_t *c, jrpc_val_t params,
+                          const char *const *names, uint32_t n,
+                          jrpc_num_t *out) {
+  return jrpc__params_num(params, names, n, out);
 }
 
 /* ---- writer ---- */
@@ -238,4 +245,5 @@ const struct jrpc_api jrpc__api = {
     api_post,
     api_queue_work,
     api_init_error,
+    api_params_num,
 };

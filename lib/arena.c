@@ -3,13 +3,6 @@
 
 #include <stdlib.h>
 
-struct jrpc__arena_chunk {
-  jrpc__arena_chunk_t *next;
-  size_t size; /* usable bytes after the header */
-  /* Keeps data 16-byte aligned after the 16-byte header. */
-  _Alignas(JRPC__ARENA_ALIGN) char data[];
-};
-
 static jrpc__arena_chunk_t *chunk_new(jrpc__arena_t *a, size_t size) {
   jrpc__arena_chunk_t *c = malloc(sizeof(*c) + size);
   if (!c)
@@ -80,7 +73,7 @@ void *jrpc__arena_alloc_slow(jrpc__arena_t *a, size_t n) {
   return c->data;
 }
 
-void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m) {
+void jrpc__arena_rewind_slow(jrpc__arena_t *a, jrpc__arena_mark_t m) {
   while (a->head && a->head != m.chunk) {
     jrpc__arena_chunk_t *c = a->head;
     a->head = c->next;
@@ -95,14 +88,7 @@ void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m) {
   }
 }
 
-void jrpc__arena_reset(jrpc__arena_t *a) {
-  jrpc__arena_chunk_t *only = a->head;
-  if (only && !only->next && !a->spare) {
-    /* The common case: one chunk served the whole cycle. */
-    a->cur = only->data;
-    a->end = only->data + only->size;
-    return;
-  }
+void jrpc__arena_reset_slow(jrpc__arena_t *a) {
   /* Several chunks were needed: replace them by one that fits them all
    * (capped by `retain`), so the next cycle like this one needs none. */
   size_t want = a->total;

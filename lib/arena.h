@@ -10,7 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define JRPC__ARENA_ALIGN 16
+
 typedef struct jrpc__arena_chunk jrpc__arena_chunk_t;
+#ifndef __cplusplus /* C++ (the simdjson backend) needs only the calls */
+struct jrpc__arena_chunk {
+  jrpc__arena_chunk_t *next;
+  size_t size; /* usable bytes after the header */
+  /* Keeps data 16-byte aligned after the 16-byte header. */
+  _Alignas(JRPC__ARENA_ALIGN) char data[];
+};
+#endif
 
 typedef struct jrpc__arena {
   char *cur;                  /* next free byte in the current chunk */
@@ -28,13 +38,25 @@ typedef struct jrpc__arena_mark {
   char *cur;
 } jrpc__arena_mark_t;
 
-#define JRPC__ARENA_ALIGN 16
-
 /* first: size of the first chunk; retain: cap on memory kept by reset. */
 void jrpc__arena_init(jrpc__arena_t *a, size_t first, size_t retain);
 void jrpc__arena_free(jrpc__arena_t *a);
 void *jrpc__arena_alloc_slow(jrpc__arena_t *a, size_t n);
-void jrpc__arena_reset(jrpc__arena_t *a);
+void jrpc__arena_reset_slow(jrpc__arena_t *a);
+
+/* Once per frame, so inline when one chunk served the whole cycle (the
+ * steady state); otherwise the chunks are merged (see above). */
+static inline void jrpc__arena_reset(jrpc__arena_t *a) {
+#ifndef __cplusplus
+  jrpc__arena_chunk_t *only = a->head;
+  if (only && !only->next && !a->spare) {
+    a->cur = only->data;
+    a->end = only->data + only->size;
+    return;
+  }
+#endif
+  jrpc__arena_reset_slow(a);
+}
 
 /* Larger requests than this are refused (NULL): rounding and chunk
  * doubling must not overflow. */
@@ -57,7 +79,15 @@ static inline jrpc__arena_mark_t jrpc__arena_mark(const jrpc__arena_t *a) {
   return m;
 }
 
-/* Frees everything allocated since `m` (chunks stay, as spares). */
-void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m);
+void jrpc__arena_rewind_slow(jrpc__arena_t *a, jrpc__arena_mark_t m);
+
+/* Frees everything allocated since `m` (chunks stay, as spares). Inline
+ * when no chunk was added since: a bump pointer moved back. */
+static inline void jrpc__arena_rewind(jrpc__arena_t *a, jrpc__arena_mark_t m) {
+  if (a->head == m.chunk)
+    a->cur = m.cur;
+  else
+    jrpc__arena_rewind_slow(a, m);
+}
 
 #endif

@@ -139,22 +139,22 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
 
 /* One request object: check it, run its handler, write its response (none
  * for a notification). */
-static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
-                      const jrpc__envelope_t *env, const jrpc_peer_t *peer,
-                      int batch) {
+JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                            const jrpc__envelope_t *env,
+                            const jrpc_peer_t *peer, int batch) {
   jrpc__request_t req;
   JRPC__STAT_INC(e->stats.calls);
-  int rc = jrpc__request_check(env, &e->arena, &req);
-  if (rc)
+  int rc = jrpc__request_check_fast(env, &e->arena, &req);
+  if (JRPC__UNLIKELY(rc))
     return rc;
-  if (req.kind == JRPC__REQ_INVALID) {
+  if (JRPC__UNLIKELY(req.kind == JRPC__REQ_INVALID)) {
     count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
                              req.id_n);
   }
   const jrpc__method_t *m =
       e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
-  if (!m) {
+  if (JRPC__UNLIKELY(!m)) {
     if (req.kind == JRPC__REQ_NOTIFY)
       return 0;
     count_error(e, NULL);
@@ -163,7 +163,7 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   }
 
   jrpc__call_t *call = &e->call;
-  call->ms = e->mstats ? &e->mstats[m - e->reg->slots] : NULL;
+  call->ms = e->mstats ? &e->mstats[m->slot] : NULL;
   if (call->ms)
     JRPC__STAT_INC(call->ms->calls);
   jrpc__arena_mark_t am = jrpc__arena_mark(&e->arena);
@@ -177,12 +177,20 @@ static int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   call->notify = req.kind == JRPC__REQ_NOTIFY;
   call->deferred = NULL;
   call->busy = 0;
-  jrpc__reply_result_open(o);
+  if (!call->notify) /* its result is dropped: no envelope to write */
+    jrpc__reply_result_open(o);
   jrpc__writer_init(&call->w, o);
 
   rc = m->fn(&call->pub, req.params, m->udata);
 
-  if (call->deferred) {
+  if (JRPC__LIKELY((unsigned)rc < (unsigned)JRPC_ASYNC && !call->deferred &&
+                   !call->notify && !call->err_code &&
+                   !(call->busy | call->too_large | call->w.bad) &&
+                   call->w.done)) {
+    /* The common ending: one complete result value, nothing else to say
+     * (jrpc__call_complete's checks, all passed). */
+    jrpc__reply_close(o, req.id, req.id_n);
+  } else if (call->deferred) {
     /* The reply comes from jrpc_finish; a batch waits for it. */
     jrpc__out_truncate(o, call->mark);
     if (batch && !call->notify) {
@@ -292,7 +300,8 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
                       0);
     rc = 0;
   }
-  if (!o->oom && jrpc__out_pos(o) - enc.start.pos > UINT32_MAX) {
+  if (JRPC__UNLIKELY(jrpc__out_pos(o) - enc.start.pos > UINT32_MAX) &&
+      !o->oom) {
     /* A length prefix cannot say more than 4 GiB; nobody wants that
      * much on one line either. The batch's replies are dropped for one
      * error. */

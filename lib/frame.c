@@ -155,8 +155,8 @@ static int length_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
   return JRPC__FRAME_OK;
 }
 
-int jrpc__frame_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
-                     jrpc__frame_t *out) {
+int jrpc__frame_next_slow(jrpc__framer_t *f, const char *buf, size_t len,
+                          int eof, jrpc__frame_t *out) {
   out->p = NULL;
   out->n = 0;
   out->consumed = 0;
@@ -168,41 +168,30 @@ int jrpc__frame_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
   return newline_next(f, buf, len, eof, out);
 }
 
-int jrpc__frame_begin(jrpc__framing_t kind, jrpc__outbuf_t *o,
-                      jrpc__frame_enc_t *enc) {
+int jrpc__frame_begin_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc) {
+  char *h = jrpc__out_room(o, 4);
+  if (!h)
+    return JRPC_ENOMEM;
+  /* The mark must point at the header, which may have moved to a fresh
+   * segment. */
   enc->start = jrpc__out_mark(o);
-  enc->hdr = NULL;
-  if (kind == JRPC_FRAMING_LENGTH) {
-    char *h = jrpc__out_room(o, 4);
-    if (!h)
-      return JRPC_ENOMEM;
-    /* The mark must point at the header, which may have moved to a fresh
-     * segment. */
-    enc->start = jrpc__out_mark(o);
-    enc->hdr = h;
-    o->p += 4;
-  }
+  enc->hdr = h;
+  o->p += 4;
   return 0;
 }
 
-int jrpc__frame_end(jrpc__framing_t kind, jrpc__outbuf_t *o,
-                    jrpc__frame_enc_t *enc) {
-  uint64_t body = jrpc__out_pos(o) - enc->start.pos;
-  if (kind == JRPC_FRAMING_LENGTH)
-    body -= 4;
+int jrpc__frame_end_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc) {
+  uint64_t body = jrpc__out_pos(o) - enc->start.pos - 4;
   if (body == 0) {
     jrpc__out_truncate(o, enc->start);
     return 0;
   }
   if (o->oom)
     return JRPC_ENOMEM;
-  if (kind == JRPC_FRAMING_LENGTH) {
-    uint32_t n = (uint32_t)body;
-    enc->hdr[0] = (char)(n >> 24);
-    enc->hdr[1] = (char)(n >> 16);
-    enc->hdr[2] = (char)(n >> 8);
-    enc->hdr[3] = (char)n;
-    return 0;
-  }
-  return jrpc__out_byte(o, '\n');
+  uint32_t n = (uint32_t)body;
+  enc->hdr[0] = (char)(n >> 24);
+  enc->hdr[1] = (char)(n >> 16);
+  enc->hdr[2] = (char)(n >> 8);
+  enc->hdr[3] = (char)n;
+  return 0;
 }

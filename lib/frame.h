@@ -18,7 +18,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "common.h"
 #include "outbuf.h"
 
 typedef enum jrpc__framing {
@@ -52,8 +54,39 @@ typedef struct jrpc__frame {
 } jrpc__frame_t;
 
 void jrpc__framer_init(jrpc__framer_t *f, jrpc__framing_t kind, uint32_t max);
-int jrpc__frame_next(jrpc__framer_t *f, const char *buf, size_t len, int eof,
-                     jrpc__frame_t *out);
+/* Every case; jrpc__frame_next takes the common one inline. */
+int jrpc__frame_next_slow(jrpc__framer_t *f, const char *buf, size_t len,
+                          int eof, jrpc__frame_t *out);
+
+/* Newline framing's common case inline: a complete line of acceptable size
+ * that starts with a non-blank byte (so it is not a blank line). All else,
+ * the length framing included, goes the full way. */
+static inline int jrpc__frame_next(jrpc__framer_t *f, const char *buf,
+                                   size_t len, int eof, jrpc__frame_t *out) {
+  if (f->kind == JRPC_FRAMING_NEWLINE && !f->skipping && f->scanned < len) {
+    const char *nl =
+        (const char *)memchr(buf + f->scanned, '\n', len - f->scanned);
+    if (nl) {
+      size_t line = (size_t)(nl - buf);
+      size_t n = line - (line && buf[line - 1] == '\r');
+      unsigned char c0 = (unsigned char)buf[0];
+      if (n && n <= f->max && c0 != ' ' && c0 != '\t' && c0 != '\r' &&
+          c0 != '\n') {
+        f->scanned = 0;
+        out->p = buf;
+        out->n = n;
+        out->consumed = line + 1;
+        out->need = 0;
+        out->got = 0;
+        out->fatal = 0;
+        return JRPC__FRAME_OK;
+      }
+    } else {
+      f->scanned = len; /* no '\n' in there: the full way need not look */
+    }
+  }
+  return jrpc__frame_next_slow(f, buf, len, eof, out);
+}
 
 /* Reply framing: begin before writing a reply, end after. end() with
  * `empty` set (nothing was written) removes the header again. */
@@ -62,9 +95,28 @@ typedef struct jrpc__frame_enc {
   char *hdr;
 } jrpc__frame_enc_t;
 
-int jrpc__frame_begin(jrpc__framing_t kind, jrpc__outbuf_t *o,
-                      jrpc__frame_enc_t *enc);
-int jrpc__frame_end(jrpc__framing_t kind, jrpc__outbuf_t *o,
-                    jrpc__frame_enc_t *enc);
+int jrpc__frame_begin_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc);
+int jrpc__frame_end_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc);
+
+/* Inline: once per frame, and newline framing needs only a mark. */
+static inline int jrpc__frame_begin(jrpc__framing_t kind, jrpc__outbuf_t *o,
+                                    jrpc__frame_enc_t *enc) {
+  enc->start = jrpc__out_mark(o);
+  enc->hdr = NULL;
+  return kind == JRPC_FRAMING_LENGTH ? jrpc__frame_begin_length(o, enc) : 0;
+}
+
+static inline int jrpc__frame_end(jrpc__framing_t kind, jrpc__outbuf_t *o,
+                                  jrpc__frame_enc_t *enc) {
+  if (kind == JRPC_FRAMING_LENGTH)
+    return jrpc__frame_end_length(o, enc);
+  if (jrpc__out_pos(o) == enc->start.pos) {
+    jrpc__out_truncate(o, enc->start);
+    return 0;
+  }
+  if (o->oom)
+    return JRPC_ENOMEM;
+  return jrpc__out_byte(o, '\n');
+}
 
 #endif

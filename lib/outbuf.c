@@ -3,11 +3,16 @@
 
 #include "common.h"
 
+static void sync_origin(jrpc__outbuf_t *o) {
+  o->origin = o->tail ? o->flushed - (uint64_t)(uintptr_t)o->tail->data : 0;
+}
+
 void jrpc__out_init(jrpc__outbuf_t *o, jrpc__bufpool_t *pool) {
   o->pool = pool;
   o->head = o->tail = NULL;
   o->p = o->end = NULL;
   o->flushed = 0;
+  o->origin = 0;
   o->oom = 0;
   o->seg_want = JRPC__SEG_SIZE - JRPC__PAD;
 }
@@ -29,6 +34,7 @@ void jrpc__out_free(jrpc__outbuf_t *o) {
   }
   o->head = o->tail = NULL;
   o->p = o->end = NULL;
+  o->origin = 0;
 }
 
 /* Seals the tail and appends a fresh segment. */
@@ -54,6 +60,7 @@ static int seg_append(jrpc__outbuf_t *o) {
   o->tail = s;
   o->p = s->data;
   o->end = s->data + s->cap;
+  sync_origin(o);
   /* Small segments (a deferred call's reply) double as the reply grows,
    * up to the usual size, so that a large result is no long chain. */
   if (JRPC__UNLIKELY(o->seg_want < JRPC__SEG_SIZE - JRPC__PAD)) {
@@ -121,6 +128,7 @@ void jrpc__out_truncate(jrpc__outbuf_t *o, jrpc__outmark_t m) {
     /* m.pos counts every byte before the mark, m.p - data of them are in
      * the marked segment. */
     o->flushed = m.pos - (uint64_t)(m.p - m.seg->data);
+    sync_origin(o);
   }
   o->p = m.p;
 }
@@ -164,6 +172,7 @@ void jrpc__out_consume(jrpc__outbuf_t *o, size_t n) {
       o->flushed += len;
       s->off = 0;
       o->p = s->data;
+      sync_origin(o);
       break;
     }
     o->head = s->next;

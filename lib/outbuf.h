@@ -30,8 +30,12 @@ typedef struct jrpc__outbuf {
   char *p;          /* write cursor inside tail */
   char *end;        /* end of tail's capacity */
   uint64_t flushed; /* bytes in segments before tail (sealed) */
-  size_t seg_want;  /* bytes asked of the pool for each new segment */
-  int oom;          /* sticky: a segment could not be had */
+  /* flushed - (address of tail's data), modulo 2^64 (0 without a tail):
+   * the position of o->p is then one add, and positions are taken several
+   * times per call. Kept by every change to tail or flushed. */
+  uint64_t origin;
+  size_t seg_want; /* bytes asked of the pool for each new segment */
+  int oom;         /* sticky: a segment could not be had */
 } jrpc__outbuf_t;
 
 /* A position in the chain to truncate back to. */
@@ -64,6 +68,35 @@ static inline int jrpc__out_put(jrpc__outbuf_t *o, const void *s, size_t n) {
   return jrpc__out_put_slow(o, s, n);
 }
 
+/* jrpc__out_put for a few bytes of unknown count (an id, a number's
+ * digits): up to 16 are copied as overlapping words, without a call. */
+static inline int jrpc__out_put_short(jrpc__outbuf_t *o, const void *src,
+                                      size_t n) {
+  const char *s = (const char *)src;
+  char *d = o->p;
+  if (n > 16 || (size_t)(o->end - d) < 16)
+    return jrpc__out_put(o, s, n);
+  if (n >= 8) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if (n) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+  o->p = d + n;
+  return 0;
+}
+
 static inline int jrpc__out_byte(jrpc__outbuf_t *o, char c) {
   if (o->p < o->end) {
     *o->p++ = c;
@@ -81,7 +114,7 @@ static inline char *jrpc__out_room(jrpc__outbuf_t *o, size_t n) {
 
 /* Total bytes appended since init (consumed ones included). */
 static inline uint64_t jrpc__out_pos(const jrpc__outbuf_t *o) {
-  return o->tail ? o->flushed + (uint64_t)(o->p - o->tail->data) : 0;
+  return (uint64_t)(uintptr_t)o->p + o->origin;
 }
 
 static inline jrpc__outmark_t jrpc__out_mark(const jrpc__outbuf_t *o) {

@@ -7,23 +7,6 @@
 
 #include "common.h"
 
-/* Method names are short: hash the first and last eight bytes as words
- * (two multiplies) and only walk the middle of names longer than 16. */
-static uint32_t name_hash(const char *s, size_t n) {
-  uint64_t a = 0, b = 0;
-  if (n >= 8) {
-    memcpy(&a, s, 8);
-    memcpy(&b, s + n - 8, 8);
-  } else {
-    for (size_t i = 0; i < n; i++)
-      a |= (uint64_t)(unsigned char)s[i] << (8 * i);
-  }
-  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ n;
-  for (size_t i = 8; i + 8 < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 0x100000001B3ull;
-  return (uint32_t)(h >> 32) ^ (uint32_t)h;
-}
-
 int jrpc__registry_init(jrpc__registry_t *r) {
   r->mask = 15;
   r->count = 0;
@@ -41,27 +24,22 @@ void jrpc__registry_free(jrpc__registry_t *r) {
   r->count = 0;
 }
 
-/* Names of 8 to 16 bytes compare as two overlapping words: no call. */
-static inline int same_name(const char *a, const char *b, size_t n) {
-  if (n >= 8 && n <= 16) {
-    uint64_t a0, a1, b0, b1;
-    memcpy(&a0, a, 8);
-    memcpy(&b0, b, 8);
-    memcpy(&a1, a + n - 8, 8);
-    memcpy(&b1, b + n - 8, 8);
-    return a0 == b0 && a1 == b1;
-  }
-  return memcmp(a, b, n) == 0;
-}
-
+/* The slot holding name, or the empty slot where it would go. */
 static jrpc__method_t *probe(const jrpc__registry_t *r, const char *name,
                              size_t len, uint32_t h) {
   for (uint32_t i = h & r->mask;; i = (i + 1) & r->mask) {
     jrpc__method_t *m = &r->slots[i];
     if (!m->name ||
-        (m->hash == h && m->len == len && same_name(m->name, name, len)))
+        (m->hash == h && m->len == len && jrpc__same_name(m->name, name, len)))
       return m;
   }
+}
+
+/* Copies m into its slot of r (a rebuilt table), remembering the slot. */
+static void place(jrpc__registry_t *r, const jrpc__method_t *m) {
+  jrpc__method_t *dst = probe(r, m->name, m->len, m->hash);
+  *dst = *m;
+  dst->slot = (uint32_t)(dst - r->slots);
 }
 
 static int grow(jrpc__registry_t *r) {
@@ -71,8 +49,7 @@ static int grow(jrpc__registry_t *r) {
     return JRPC_ENOMEM;
   for (uint32_t i = 0; i <= r->mask; i++)
     if (r->slots[i].name)
-      *probe(&bigger, r->slots[i].name, r->slots[i].len, r->slots[i].hash) =
-          r->slots[i];
+      place(&bigger, &r->slots[i]);
   free(r->slots);
   *r = bigger;
   return 0;
@@ -107,7 +84,7 @@ int jrpc__registry_add_builtin(jrpc__registry_t *r, const char *name,
 static int add_method(jrpc__registry_t *r, const char *name, size_t len,
                       jrpc_handler_fn fn, void *udata, const void *owner,
                       const jrpc__method_t **existing) {
-  uint32_t h = name_hash(name, len);
+  uint32_t h = jrpc__name_hash(name, len);
   jrpc__method_t *m = probe(r, name, len, h);
   if (m->name) {
     if (existing)
@@ -130,6 +107,7 @@ static int add_method(jrpc__registry_t *r, const char *name, size_t len,
   m->fn = fn;
   m->udata = udata;
   m->owner = owner;
+  m->slot = (uint32_t)(m - r->slots);
   r->count++;
   return 0;
 }
@@ -154,17 +132,11 @@ void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner) {
       free(m->name);
       continue;
     }
-    *probe(&fresh, m->name, m->len, m->hash) = *m;
+    place(&fresh, m);
     fresh.count++;
   }
   free(r->slots);
   *r = fresh;
-}
-
-const jrpc__method_t *jrpc__registry_find(const jrpc__registry_t *r,
-                                          const char *name, size_t len) {
-  const jrpc__method_t *m = probe(r, name, len, name_hash(name, len));
-  return m->name && m->fn ? m : NULL;
 }
 
 void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jrpc/jrpc.h"
 
@@ -15,6 +16,7 @@ typedef struct jrpc__method {
   jrpc_handler_fn fn;
   void *udata;
   const void *owner; /* the module that registered it (opaque here) */
+  uint32_t slot;     /* its index in slots[] (per-method counters' row) */
 } jrpc__method_t;
 
 typedef struct jrpc__registry {
@@ -40,8 +42,63 @@ int jrpc__registry_add_builtin(jrpc__registry_t *r, const char *name,
 /* Removes every method registered by `owner` (rollback of a failed init). */
 void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner);
 
-const jrpc__method_t *jrpc__registry_find(const jrpc__registry_t *r,
-                                          const char *name, size_t len);
+/* Method names are short: hash the first and last eight bytes as words
+ * (two multiplies; four-byte words below eight bytes) and only walk the
+ * middle of names longer than 16. A parser that wants to hand over the
+ * hash with the method name must compute exactly this. */
+static inline uint32_t jrpc__name_hash(const char *s, size_t n) {
+  uint64_t a = 0, b = 0;
+  if (n >= 8) {
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+  } else if (n >= 4) {
+    uint32_t x, y;
+    memcpy(&x, s, 4);
+    memcpy(&y, s + n - 4, 4);
+    a = x;
+    b = y;
+  } else {
+    for (size_t i = 0; i < n; i++)
+      a |= (uint64_t)(unsigned char)s[i] << (8 * i);
+  }
+  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ n;
+  for (size_t i = 8; i + 8 < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 0x100000001B3ull;
+  return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+/* Names of 8 to 16 bytes compare as two overlapping words: no call. */
+static inline int jrpc__same_name(const char *a, const char *b, size_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t a0, a1, b0, b1;
+    memcpy(&a0, a, 8);
+    memcpy(&b0, b, 8);
+    memcpy(&a1, a + n - 8, 8);
+    memcpy(&b1, b + n - 8, 8);
+    return a0 == b0 && a1 == b1;
+  }
+  return memcmp(a, b, n) == 0;
+}
+
+/* The lookup with the name's jrpc__name_hash already known (for a parser
+ * that computes it while it scans the method string). Inline: once per
+ * request. */
+static inline const jrpc__method_t *
+jrpc__registry_find_hashed(const jrpc__registry_t *r, const char *name,
+                           size_t len, uint32_t h) {
+  for (uint32_t i = h & r->mask;; i = (i + 1) & r->mask) {
+    const jrpc__method_t *m = &r->slots[i];
+    if (!m->name)
+      return NULL;
+    if (m->hash == h && m->len == len && jrpc__same_name(m->name, name, len))
+      return m->fn ? m : NULL;
+  }
+}
+
+static inline const jrpc__method_t *
+jrpc__registry_find(const jrpc__registry_t *r, const char *name, size_t len) {
+  return jrpc__registry_find_hashed(r, name, len, jrpc__name_hash(name, len));
+}
 
 /* The registration context behind a module's jrpc_reg_t. */
 typedef struct jrpc__regctx {

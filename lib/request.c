@@ -70,11 +70,7 @@ int jrpc__request_check(const jrpc__envelope_t *env, jrpc__arena_t *a,
   return 0;
 }
 
-#define LIT(o, s) jrpc__out_put((o), (s), sizeof(s) - 1)
-
-int jrpc__reply_result_open(jrpc__outbuf_t *o) {
-  return LIT(o, "{\"jsonrpc\":\"2.0\",\"result\":");
-}
+#define LIT JRPC__LIT
 
 int jrpc__reply_error_open(jrpc__outbuf_t *o, int code, const char *msg) {
   int rc = LIT(o, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":");
@@ -88,13 +84,6 @@ int jrpc__reply_error_open(jrpc__outbuf_t *o, int code, const char *msg) {
 
 int jrpc__reply_error_close(jrpc__outbuf_t *o) {
   return jrpc__out_byte(o, '}');
-}
-
-int jrpc__reply_close(jrpc__outbuf_t *o, const char *id, size_t id_n) {
-  int rc = LIT(o, ",\"id\":");
-  rc |= jrpc__out_put(o, id, id_n);
-  rc |= jrpc__out_byte(o, '}');
-  return rc ? JRPC_ENOMEM : 0;
 }
 
 int jrpc__reply_error(jrpc__outbuf_t *o, int code, const char *msg,

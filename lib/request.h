@@ -5,8 +5,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arena.h"
+#include "common.h"
 #include "outbuf.h"
 #include "parser.h"
 
@@ -30,14 +32,62 @@ typedef struct jrpc__request {
 int jrpc__request_check(const jrpc__envelope_t *env, jrpc__arena_t *a,
                         jrpc__request_t *req);
 
+/* The same, with the common case inline: an object with "jsonrpc":"2.0"
+ * and a method, neither escaped, params absent or a container, and an id
+ * absent, null, a number or a string. Anything else takes the full rules
+ * (which also say why a request is invalid). */
+static inline int jrpc__request_check_fast(const jrpc__envelope_t *env,
+                                           jrpc__arena_t *a,
+                                           jrpc__request_t *req) {
+  /* Bit t set: type t is allowed there. */
+  const unsigned params_ok =
+      1u << JRPC_T_NONE | 1u << JRPC_T_ARRAY | 1u << JRPC_T_OBJECT;
+  const unsigned id_ok = 1u << JRPC_T_NONE | 1u << JRPC_T_NULL |
+                         1u << JRPC_T_NUMBER | 1u << JRPC_T_STRING;
+  /* '&' rather than '&&': one branch for the lot. */
+  if (__builtin_expect((env->is_object & !env->duplicate &
+                        (env->jsonrpc_t == JRPC_T_STRING) & !env->jsonrpc_esc &
+                        (env->jsonrpc_n == 3) &
+                        (env->method_t == JRPC_T_STRING) & !env->method_esc &
+                        (params_ok >> (env->params_t & 31)) &
+                        (id_ok >> (env->id_t & 31))) &&
+                           memcmp(env->jsonrpc, "2.0", 3) == 0,
+                       1)) {
+    req->kind = env->id_t == JRPC_T_NONE ? JRPC__REQ_NOTIFY : JRPC__REQ_CALL;
+    req->method = env->method;
+    req->method_n = env->method_n;
+    req->params = env->params;
+    if (env->id_t == JRPC_T_NONE) {
+      req->id = "null";
+      req->id_n = 4;
+    } else {
+      req->id = env->id;
+      req->id_n = env->id_n;
+    }
+    req->why = NULL;
+    return 0;
+  }
+  return jrpc__request_check(env, a, req);
+}
+
+#define JRPC__LIT(o, s) jrpc__out_put((o), (s), sizeof(s) - 1)
+
 /* {"jsonrpc":"2.0","result": ... the caller writes the value ... */
-int jrpc__reply_result_open(jrpc__outbuf_t *o);
+static inline int jrpc__reply_result_open(jrpc__outbuf_t *o) {
+  return JRPC__LIT(o, "{\"jsonrpc\":\"2.0\",\"result\":");
+}
 /* {"jsonrpc":"2.0","error":{"code":C,"message":"M"  (left open for data) */
 int jrpc__reply_error_open(jrpc__outbuf_t *o, int code, const char *msg);
 /* Closes the error object: "}" */
 int jrpc__reply_error_close(jrpc__outbuf_t *o);
 /* ,"id":ID}  (closes the response object) */
-int jrpc__reply_close(jrpc__outbuf_t *o, const char *id, size_t id_n);
+JRPC__INLINE int jrpc__reply_close(jrpc__outbuf_t *o, const char *id,
+                                   size_t id_n) {
+  int rc = JRPC__LIT(o, ",\"id\":");
+  rc |= jrpc__out_put_short(o, id, id_n);
+  rc |= jrpc__out_byte(o, '}');
+  return rc ? JRPC_ENOMEM : 0;
+}
 /* A whole error response with optional raw JSON data. */
 int jrpc__reply_error(jrpc__outbuf_t *o, int code, const char *msg,
                       const char *data, size_t data_n, const char *id,

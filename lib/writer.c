@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytescan.h"
 #include "common.h"
 #include "jsontext.h"
 
@@ -74,26 +75,39 @@ int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
   return rc ? JRPC_ENOMEM : 0;
 }
 
-static char *u64_text(char *end, uint64_t v) {
+/* Decimal digits of v, written straight into the chain (no staging copy):
+ * count them, then fill from the last. */
+static int num_text(jrpc__outbuf_t *o, uint64_t v, int neg) {
+  char *d = jrpc__out_room(o, 21);
+  if (!d)
+    return JRPC_ENOMEM;
+  if (v < 10) { /* counts, flags, small sums: the common result */
+    if (neg)
+      *d++ = '-';
+    *d = (char)('0' + v);
+    o->p = d + 1;
+    return 0;
+  }
+  size_t n = 1;
+  for (uint64_t t = v; t >= 10; t /= 10)
+    n++;
+  if (neg)
+    *d++ = '-';
+  char *e = d + n;
   do {
-    *--end = (char)('0' + v % 10);
+    *--e = (char)('0' + v % 10);
     v /= 10;
   } while (v);
-  return end;
+  o->p = d + n;
+  return 0;
 }
 
 int jrpc__json_u64(jrpc__outbuf_t *o, uint64_t v) {
-  char tmp[24], *e = tmp + sizeof(tmp);
-  char *b = u64_text(e, v);
-  return jrpc__out_put(o, b, (size_t)(e - b));
+  return num_text(o, v, 0);
 }
 
 int jrpc__json_i64(jrpc__outbuf_t *o, int64_t v) {
-  char tmp[24], *e = tmp + sizeof(tmp);
-  char *b = u64_text(e, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
-  if (v < 0)
-    *--b = '-';
-  return jrpc__out_put(o, b, (size_t)(e - b));
+  return num_text(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
 int jrpc__json_f64(jrpc__outbuf_t *o, double v) {
@@ -139,17 +153,6 @@ int jrpc__json_f64(jrpc__outbuf_t *o, double v) {
 }
 
 /* ---- the structured writer ---- */
-
-void jrpc__writer_init(jrpc__writer_t *w, jrpc__outbuf_t *out) {
-  w->out = out;
-  w->objbits = 0;
-  w->depth = 0;
-  w->need_comma = 0;
-  w->after_key = 0;
-  w->done = 0;
-  w->bad = 0;
-  w->why = NULL;
-}
 
 static int misuse(jrpc__writer_t *w, const char *why) {
   if (!w->bad) {
@@ -260,6 +263,13 @@ int jrpc__writer_str(jrpc__writer_t *w, const char *s, size_t n) {
   return rc ? rc : value_end(w, jrpc__json_str(w->out, s ? s : "", s ? n : 0));
 }
 int jrpc__writer_i64(jrpc__writer_t *w, int64_t v) {
+  if (JRPC__LIKELY(!(w->depth | w->done | w->bad))) {
+    /* The whole result is this one number. */
+    if (jrpc__json_i64(w->out, v))
+      return value_end(w, JRPC_ENOMEM);
+    w->done = 1;
+    return 0;
+  }
   int rc = value_begin(w);
   return rc ? rc : value_end(w, jrpc__json_i64(w->out, v));
 }
@@ -292,10 +302,9 @@ int jrpc__writer_raw(jrpc__writer_t *w, const char *s, size_t n) {
     return rc;
   const char *p = s, *end = s + n;
   while (p < end && !rc) {
-    const char *q = p;
-    while (q < end && *q != '\n' && *q != '\r')
-      q++;
-    rc |= jrpc__out_put(w->out, p, (size_t)(q - p));
+    const char *q = jrpc__scan_crlf(p, end);
+    if (q > p) /* a chain not yet begun has no cursor to copy 0 bytes to */
+      rc |= jrpc__out_put(w->out, p, (size_t)(q - p));
     if (q < end)
       rc |= jrpc__out_byte(w->out, ' ');
     p = q + (q < end);

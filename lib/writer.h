@@ -32,7 +32,17 @@ typedef struct jrpc__writer {
   const char *why;    /* first misuse, for the error's data */
 } jrpc__writer_t;
 
-void jrpc__writer_init(jrpc__writer_t *w, jrpc__outbuf_t *out);
+/* Inline: once per call. */
+static inline void jrpc__writer_init(jrpc__writer_t *w, jrpc__outbuf_t *out) {
+  w->out = out;
+  w->objbits = 0;
+  w->depth = 0;
+  w->need_comma = 0;
+  w->after_key = 0;
+  w->done = 0;
+  w->bad = 0;
+  w->why = NULL;
+}
 /* Returns 0 when exactly one complete value was written (or none: then
  * *empty is set), else the misuse. */
 int jrpc__writer_finish(jrpc__writer_t *w, int *empty);

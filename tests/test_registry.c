@@ -145,6 +145,47 @@ static void test_find_slice(void **state) {
   jrpc__registry_free(&r);
 }
 
+/* Names of every length from 1 to 40 (each hash branch: bytes, 4-byte and
+ * 8-byte words, the walk over the middle), found by name and by their
+ * hash; a name that differs in one byte at any position is not found. */
+static void test_every_length(void **state) {
+  (void)state;
+  jrpc__registry_t r;
+  assert_int_equal(jrpc__registry_init(&r), 0);
+  char names[41][48];
+  for (int n = 1; n <= 40; n++) {
+    for (int i = 0; i < n; i++)
+      names[n][i] = (char)('a' + (i * 7 + n) % 26);
+    names[n][n] = 0;
+    assert_int_equal(
+        jrpc__registry_add(&r, names[n], h1, (void *)(intptr_t)n, NULL, NULL),
+        0);
+  }
+  for (int n = 1; n <= 40; n++) {
+    const jrpc__method_t *m = find(&r, names[n]);
+    assert_non_null(m);
+    assert_int_equal((intptr_t)m->udata, n);
+    /* The per-method counters' row, right after every growth. */
+    assert_int_equal(m->slot, (uint32_t)(m - r.slots));
+    assert_ptr_equal(
+        jrpc__registry_find_hashed(&r, names[n], (size_t)n,
+                                   jrpc__name_hash(names[n], (size_t)n)),
+        m);
+    for (int i = 0; i < n; i++) {
+      char other[48];
+      memcpy(other, names[n], (size_t)n + 1);
+      other[i] = 'Z';
+      assert_null(find(&r, other));
+      /* The comparison alone: the hash usually tells these apart first. */
+      assert_false(jrpc__same_name(names[n], other, (size_t)n));
+    }
+    char copy[48];
+    memcpy(copy, names[n], (size_t)n + 1);
+    assert_true(jrpc__same_name(names[n], copy, (size_t)n));
+  }
+  jrpc__registry_free(&r);
+}
+
 static void test_growth(void **state) {
   (void)state;
   jrpc__registry_t r;
@@ -201,6 +242,7 @@ static void test_remove_owner(void **state) {
       assert_non_null(m);
       assert_ptr_equal(m->udata, (void *)(i + 1));
       assert_ptr_equal(m->owner, owners[i % 3]);
+      assert_int_equal(m->slot, (uint32_t)(m - r.slots)); /* rebuilt */
     }
   }
   /* Removing an owner with nothing registered changes nothing. */
@@ -276,6 +318,7 @@ int main(void) {
       cmocka_unit_test(test_duplicate),
       cmocka_unit_test(test_reserved_and_empty),
       cmocka_unit_test(test_find_slice),
+      cmocka_unit_test(test_every_length),
       cmocka_unit_test(test_growth),
       cmocka_unit_test(test_remove_owner),
       cmocka_unit_test(test_remove_dense),

@@ -14,6 +14,8 @@
 #include "jrpc/jrpc.h"
 #include "jsontext.h"
 #include "writer.h"
+#include "bytescan.h"
+#include "strspan.h"
 
 static jrpc__bufpool_t pool;
 
@@ -80,6 +82,18 @@ static char *str_out(const char *s, size_t n, size_t *on) {
   jrpc__outbuf_t o;
   jrpc__out_init(&o, &pool);
   assert_int_equal(jrpc__json_str(&o, s, n), 0);
+  char *out = take(&o, on);
+  jrpc__out_free(&o);
+  return out;
+}
+
+/* s[0..n) through jrpc__writer_raw (no validation there: any bytes). */
+static char *raw_out(const char *s, size_t n, size_t *on) {
+  jrpc__outbuf_t o;
+  jrpc__out_init(&o, &pool);
+  jrpc__writer_t w;
+  jrpc__writer_init(&w, &o);
+  assert_int_equal(jrpc__writer_raw(&w, s, n), 0);
   char *out = take(&o, on);
   jrpc__out_free(&o);
   return out;
@@ -245,6 +259,22 @@ static void test_integers(void **state) {
   expect_u64(0, "0");
   expect_u64(UINT64_MAX, "18446744073709551615");
   expect_u64((uint64_t)INT64_MAX + 1, "9223372036854775808");
+  /* Every digit count, at both ends, both signs (the digits are counted
+   * first, single digits take a path of their own). */
+  char want[32];
+  for (int64_t v = -12; v <= 12; v++) {
+    snprintf(want, sizeof want, "%lld", (long long)v);
+    expect_i64(v, want);
+  }
+  for (uint64_t p = 10; p <= 1000000000000000000ull; p *= 10) {
+    uint64_t vs[] = {p - 1, p, p + 1};
+    for (int k = 0; k < 3; k++) {
+      snprintf(want, sizeof want, "%llu", (unsigned long long)vs[k]);
+      expect_u64(vs[k], want);
+      snprintf(want, sizeof want, "-%llu", (unsigned long long)vs[k]);
+      expect_i64(-(int64_t)vs[k], want);
+    }
+  }
 }
 
 /* Writes v, checks the text is a JSON number that reads back bit-exact;
@@ -734,6 +764,49 @@ static void test_writer_raw_crlf(void **state) {
   wr_expect(&x, "[{  \"a\": [1, 2] }, 3  ]");
 }
 
+/* The scans behind long strings (strspan.h) and raw values (bytescan.h),
+ * on every kernel this CPU runs: a string of 100 to 140 bytes with one byte to
+ * rewrite (a quote, a control character, a raw newline, invalid UTF-8) or a
+ * UTF-8 sequence at each position comes out as the portable kernel writes it.
+ */
+static void test_long_runs_every_kernel(void **state) {
+  (void)state;
+  static const char *const kernels[] = {"sse2", "avx2"};
+  static const char *const inserts[] = {"\"",       "\x01", "\n", "\xff",
+                                        "\xc3\xa9", "\\",   "\r"};
+  const char *best_span = jrpc__strspan_kernel();
+  char s[160], *want[2];
+  size_t wn[2];
+  for (size_t len = 100; len <= 140; len += 13)
+    for (size_t at = 0; at < len; at++)
+      for (size_t k = 0; k < sizeof(inserts) / sizeof(inserts[0]); k++) {
+        size_t in = strlen(inserts[k]);
+        memset(s, 'x', len);
+        memcpy(s + at, inserts[k], at + in <= len ? in : len - at);
+        for (int raw = 0; raw < 2; raw++) {
+          jrpc__scan_use("swar");
+          want[raw] =
+              raw ? raw_out(s, len, &wn[raw]) : str_out(s, len, &wn[raw]);
+        }
+        for (size_t v = 0; v < 2; v++) {
+          if (jrpc__scan_use(kernels[v]) != 0)
+            continue;
+          for (int raw = 0; raw < 2; raw++) {
+            size_t gn;
+            char *got = raw ? raw_out(s, len, &gn) : str_out(s, len, &gn);
+            if (gn != wn[raw] || memcmp(got, want[raw], gn) != 0)
+              fail_msg("%s, %s, length %zu, insert %zu at %zu differs",
+                       kernels[v], raw ? "raw" : "string", len, k, at);
+            free(got);
+          }
+        }
+        free(want[0]);
+        free(want[1]);
+      }
+  jrpc__scan_use(NULL);
+  assert_int_equal(jrpc__strspan_force(best_span), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_str_simple),
@@ -761,6 +834,7 @@ int main(void) {
       cmocka_unit_test(test_writer_nonfinite),
       cmocka_unit_test(test_writer_depth),
       cmocka_unit_test(test_writer_raw_crlf),
+      cmocka_unit_test(test_long_runs_every_kernel),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

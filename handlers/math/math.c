@@ -12,12 +12,6 @@
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } op_t;
 
-typedef struct operand {
-  int is_int;
-  int64_t i;
-  double d;
-} operand_t;
-
 static int bad_param(jrpc_call_t *c, const char *name, const char *why) {
   jrpc_error_begin(c, JRPC_INVALID_PARAMS, "Invalid params");
   jrpc_w_obj(c);
@@ -29,52 +23,35 @@ static int bad_param(jrpc_call_t *c, const char *name, const char *why) {
   return JRPC_EFAIL;
 }
 
-static int read_operand(jrpc_call_t *c, jrpc_val_t v, const char *name,
-                        operand_t *out) {
-  int rc = jrpc_as_i64(c, v, &out->i);
-  if (rc == 0) {
-    out->is_int = 1;
-    out->d = (double)out->i;
-    return 0;
-  }
-  if (rc == JRPC_ENOENT)
-    return bad_param(c, name, "missing");
-  if (rc == JRPC_ETYPE)
-    return bad_param(c, name, "not a number");
-  /* A fraction, an exponent or beyond int64: compute in double. */
-  out->is_int = 0;
-  if (jrpc_as_f64(c, v, &out->d) != 0)
-    return bad_param(c, name, "out of range");
-  return 0;
-}
-
-static int operands(jrpc_call_t *c, jrpc_val_t params, operand_t *a,
-                    operand_t *b) {
-  jrpc_val_t va, vb;
-  switch (jrpc_type(c, params)) {
-  case JRPC_T_ARRAY:
-    if (jrpc_len(c, params) != 2)
-      return bad_param(c, "params", "expected exactly two numbers");
-    va = jrpc_first(c, params);
-    vb = jrpc_next(c, va);
-    break;
-  case JRPC_T_OBJECT:
-    va = jrpc_get(c, params, "a");
-    vb = jrpc_get(c, params, "b");
-    break;
-  default:
+/* Both operands in one call through the API (jrpc_params_num). */
+static int operands(jrpc_call_t *c, jrpc_val_t params, jrpc_num_t ab[2]) {
+  static const char *const names[2] = {"a", "b"};
+  int rc = jrpc_params_num(c, params, names, 2, ab);
+  if (rc == JRPC_EINVAL)
+    return bad_param(c, "params", "expected exactly two numbers");
+  if (rc)
     return bad_param(c, "params", "expected [a, b] or {\"a\": a, \"b\": b}");
+  for (int k = 0; k < 2; k++) {
+    switch (ab[k].status) {
+    case 0:
+      break;
+    case JRPC_ENOENT:
+      return bad_param(c, names[k], "missing");
+    case JRPC_ETYPE:
+      return bad_param(c, names[k], "not a number");
+    default:
+      return bad_param(c, names[k], "out of range");
+    }
   }
-  if (read_operand(c, va, "a", a) || read_operand(c, vb, "b", b))
-    return JRPC_EFAIL;
   return 0;
 }
 
 static int calc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   op_t op = (op_t)(intptr_t)udata;
-  operand_t a, b;
-  if (operands(c, params, &a, &b))
+  jrpc_num_t ab[2];
+  if (operands(c, params, ab))
     return JRPC_EFAIL;
+  const jrpc_num_t a = ab[0], b = ab[1];
   if (op == OP_DIV && b.d == 0)
     return bad_param(c, "b", "division by zero");
   if (a.is_int && b.is_int) {

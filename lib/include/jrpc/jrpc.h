@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define JRPC_ABI_MAJOR 1
-#define JRPC_ABI_MINOR 0
+#define JRPC_ABI_MINOR 1
 #define JRPC_MODULE_MAGIC 0x4A525043u /* "JRPC" */
 
 /* Return values of API functions and handlers: 0, JRPC_ASYNC, or a negative
@@ -115,6 +115,15 @@ typedef struct jrpc_peer {
   char addr[46];
 } jrpc_peer_t;
 
+/* One number read by jrpc_params_num(). */
+typedef struct jrpc_num {
+  int status; /* 0; JRPC_ENOENT: absent; JRPC_ETYPE: not a number;
+                 JRPC_ERANGE: beyond a double's range */
+  int is_int; /* an integer that fits int64_t (no fraction, no exponent) */
+  int64_t i;  /* the integer, when is_int */
+  double d;   /* the value as a double (integers too) */
+} jrpc_num_t;
+
 typedef void (*jrpc_post_fn)(jrpc_call_t *c, void *arg);
 typedef void (*jrpc_work_fn)(void *arg);
 
@@ -178,6 +187,10 @@ struct jrpc_api {
 
   /* ---- 1.0: registration, continued ---- */
   int (*init_error)(jrpc_reg_t *r, const char *msg);
+
+  /* ---- 1.1: numeric params in one call ---- */
+  int (*params_num)(jrpc_call_t *c, jrpc_val_t params, const char *const *names,
+                    uint32_t n, jrpc_num_t *out);
 };
 
 /* Log levels for jrpc_log(). */
@@ -261,6 +274,20 @@ static inline int jrpc_as_bool(jrpc_call_t *c, jrpc_val_t v, int *out) {
 static inline int jrpc_as_str(jrpc_call_t *c, jrpc_val_t v, const char **s,
                               size_t *n) {
   return JRPC__API(c)->as_str(c, v, s, n);
+}
+/* n numbers at once, from params given by position ([x, y, ...]: exactly
+ * n elements) or by name ({"x": .., "y": ..}: the members names[0..n),
+ * others ignored; names may be NULL when only positions make sense).
+ * Returns 0 when params has that shape, and out[k] then says what the k-th
+ * is (its status: absent, not a number, out of range, or read); else
+ * JRPC_ETYPE (params absent, a scalar, or an object without names) or
+ * JRPC_EINVAL (an array of another length), and out is left alone. One
+ * call through the table where type, len, first/get, next and as_i64 or
+ * as_f64 per number would take several each (ABI 1.1). */
+static inline int jrpc_params_num(jrpc_call_t *c, jrpc_val_t params,
+                                  const char *const *names, uint32_t n,
+                                  jrpc_num_t *out) {
+  return JRPC__API(c)->params_num(c, params, names, n, out);
 }
 /* The exact JSON bytes of any value (strings with their quotes). Not
  * NUL-terminated. */

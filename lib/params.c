@@ -1,0 +1,164 @@
+/* params.c - jrpc_params_num(): n numbers from positional or named params.
+ *
+ * Documents of the token backends (native, jsmn) are read straight from
+ * their tokens (the layout tokdoc.h documents: skip links, key before
+ * value, string tokens spanning their content), which saves the view
+ * calls per number; any other backend goes through the views. Both paths
+ * give the same answers: tests/test_params.c runs them side by side. */
+#include "params.h"
+
+#include <string.h>
+
+#include "common.h"
+#include "jsontext.h"
+#include "tokdoc.h"
+#include "view.h"
+
+/* A number's text as jrpc_num_t says, by the shared conversions: an
+ * integer when it has no fraction or exponent and fits int64_t, else a
+ * double. */
+static JRPC__NOINLINE void num_text_slow(const char *s, size_t n,
+                                         jrpc_num_t *out) {
+  out->is_int = 0;
+  if (jrpc__num_to_i64(s, n, &out->i) == 0) {
+    out->status = 0;
+    out->is_int = 1;
+    out->d = (double)out->i;
+    return;
+  }
+  out->status = jrpc__num_to_f64(s, n, &out->d);
+}
+
+/* The same, with short integers (the common case) read inline. */
+JRPC__INLINE void num_text(const char *s, size_t n, jrpc_num_t *out) {
+  const char *p = s + (n && *s == '-'), *end = s + n;
+  if (end - p >= 1 && end - p <= 18) {
+    uint64_t v = 0;
+    for (; p < end; p++) {
+      unsigned d = (unsigned char)*p - '0';
+      if (d > 9)
+        break;
+      v = v * 10 + d;
+    }
+    if (p == end) {
+      out->status = 0;
+      out->is_int = 1;
+      out->i = *s == '-' ? -(int64_t)v : (int64_t)v;
+      out->d = (double)out->i;
+      return;
+    }
+  }
+  num_text_slow(s, n, out);
+}
+
+static void num_view(jrpc_val_t v, jrpc_num_t *out) {
+  const char *s;
+  size_t n;
+  out->is_int = 0;
+  out->status = jrpc__view_text(v, JRPC_T_NUMBER, &s, &n);
+  if (!out->status)
+    num_text(s, n, out);
+}
+
+/* ---- any backend: through the views ---- */
+
+static int by_views(jrpc_val_t params, const char *const *names, uint32_t n,
+                    jrpc_num_t *out) {
+  switch (jrpc__view_type(params)) {
+  case JRPC_T_ARRAY: {
+    if (jrpc__view_len(params) != n)
+      return JRPC_EINVAL;
+    jrpc_val_t v = jrpc__view_first(params);
+    for (uint32_t k = 0; k < n; k++) {
+      if (k)
+        v = jrpc__view_next(v);
+      num_view(v, &out[k]);
+    }
+    return 0;
+  }
+  case JRPC_T_OBJECT:
+    if (!names)
+      return JRPC_ETYPE;
+    for (uint32_t k = 0; k < n; k++)
+      num_view(jrpc__view_get(params, names[k], strlen(names[k])), &out[k]);
+    return 0;
+  default:
+    return JRPC_ETYPE;
+  }
+}
+
+/* ---- token backends: straight from the tokens ---- */
+
+JRPC__INLINE void num_tok(const jrpc__tokdoc_t *d, const jsmntok_t *t,
+                          jrpc_num_t *out) {
+  out->is_int = 0;
+  if (jrpc__tok_type(t, d->hdr.buf) != JRPC_T_NUMBER) {
+    out->status = JRPC_ETYPE;
+    return;
+  }
+  num_text(d->hdr.buf + t->start, (size_t)(t->end - t->start), out);
+}
+
+/* Whether a key token (raw bytes, never NUL) names `name`. Raw bytes
+ * first, against the NUL-terminated name (no strlen: names are short and
+ * usually differ at once); a raw key with an escape may still decode to
+ * the name ("\u0061" is "a"). */
+JRPC__INLINE int key_is(const char *raw, size_t rn, const char *name) {
+  size_t i = 0;
+  while (i < rn && raw[i] == name[i])
+    i++;
+  if (i == rn)
+    return name[rn] == '\0';
+  for (size_t j = 0; j < rn; j++)
+    if (raw[j] == '\\')
+      return jrpc__str_equals(raw, rn, name, strlen(name));
+  return 0;
+}
+
+static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
+                     const char *const *names, uint32_t n, jrpc_num_t *out) {
+  const jsmntok_t *c = &d->t[idx];
+  if (c->type == JSMN_ARRAY) {
+    if ((uint32_t)c->size != n)
+      return JRPC_EINVAL;
+    uint32_t i = idx + 1;
+    for (uint32_t k = 0; k < n; k++) {
+      num_tok(d, &d->t[i], &out[k]);
+      i = (uint32_t)d->t[i].parent; /* skip link: the next element */
+    }
+    return 0;
+  }
+  if (c->type != JSMN_OBJECT || !names)
+    return JRPC_ETYPE;
+  const char *js = d->hdr.buf;
+  for (uint32_t k = 0; k < n; k++) {
+    out[k].status = JRPC_ENOENT;
+    out[k].is_int = 0;
+    uint32_t key = idx + 1;
+    for (int m = 0; m < c->size; m++) {
+      const jsmntok_t *kt = &d->t[key];
+      if (key_is(js + kt->start, (size_t)(kt->end - kt->start), names[k])) {
+        num_tok(d, &d->t[key + 1], &out[k]);
+        break;
+      }
+      key = (uint32_t)d->t[key + 1].parent; /* past the value */
+    }
+  }
+  return 0;
+}
+
+int jrpc__params_num(jrpc_val_t params, const char *const *names, uint32_t n,
+                     jrpc_num_t *out) {
+  if (!params.doc_)
+    return JRPC_ETYPE;
+  const jrpc__doc_t *d = JRPC__DOC(params);
+  if (d->ops->raw == jrpc__tokdoc_raw)
+    return by_tokens((const jrpc__tokdoc_t *)d, params.idx_, names, n, out);
+  return by_views(params, names, n, out);
+}
+
+/* For tests: the view path on any document. */
+int jrpc__params_num_views(jrpc_val_t params, const char *const *names,
+                           uint32_t n, jrpc_num_t *out) {
+  return by_views(params, names, n, out);
+}
