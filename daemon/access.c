@@ -371,7 +371,8 @@ int jrpcd_globs_match(const jrpcd_globs_t *g, const char *name, size_t n) {
 }
 
 int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
-                      char *const *peers, char *err, size_t errlen) {
+                      char *const *peers, char *const *methods, char *err,
+                      size_t errlen) {
   memset(pol, 0, sizeof(*pol));
   pol->listener = strdup(listener);
   if (!pol->listener) {
@@ -387,6 +388,13 @@ int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
     if (pol->peers.v[pol->peers.n - 1].kind == JRPCD_PRIN_GID)
       pol->want_groups = 1;
   }
+  for (char *const *w = methods; w && *w; w++) {
+    globs_ctx_t x = {&pol->methods, err, errlen};
+    if (globs_add(&x, *w) != 0) {
+      jrpcd_policy_free(pol);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -394,6 +402,7 @@ void jrpcd_policy_free(jrpcd_policy_t *pol) {
   free(pol->listener);
   pol->listener = NULL;
   jrpcd_plist_free(&pol->peers);
+  jrpcd_globs_free(&pol->methods);
 }
 
 int jrpcd_access_add(jrpcd_access_t *a, const char *glob, const char *who,
@@ -436,4 +445,34 @@ int jrpcd_access_allows(const jrpcd_access_t *a, const char *method, size_t n,
     if (jrpcd_glob_match(a->rules[i].glob, method, n))
       return jrpcd_plist_match(&a->rules[i].who, id);
   return !a->default_deny;
+}
+
+int jrpcd_access_copy(jrpcd_access_t *dst, const jrpcd_access_t *src) {
+  memset(dst, 0, sizeof(*dst));
+  dst->default_deny = src->default_deny;
+  if (!src->n)
+    return 0;
+  dst->rules = calloc(src->n, sizeof(*dst->rules));
+  if (!dst->rules)
+    return -1;
+  for (size_t i = 0; i < src->n; i++) {
+    const jrpcd_rule_t *r = &src->rules[i];
+    jrpcd_rule_t *d = &dst->rules[dst->n++];
+    d->line = r->line;
+    d->glob = strdup(r->glob);
+    d->who.v = calloc(r->who.n ? r->who.n : 1, sizeof(*d->who.v));
+    if (!d->glob || !d->who.v) {
+      jrpcd_access_free(dst);
+      return -1;
+    }
+    for (size_t k = 0; k < r->who.n; k++) {
+      jrpcd_principal_t p = r->who.v[k];
+      if (p.name && !(p.name = strdup(p.name))) {
+        jrpcd_access_free(dst);
+        return -1;
+      }
+      d->who.v[d->who.n++] = p;
+    }
+  }
+  return 0;
 }

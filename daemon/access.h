@@ -75,11 +75,9 @@ int jrpcd_plist_match(const jrpcd_plist_t *l, const jrpcd_identity_t *id);
  * a method name of n bytes. */
 int jrpcd_glob_match(const char *glob, const char *name, size_t n);
 
-/* Space-separated globs, as a listener's `methods` value. */
-typedef struct jrpcd_globs {
-  char **v;
-  size_t n;
-} jrpcd_globs_t;
+/* Space-separated globs, as a listener's `methods` value (struct
+ * jrpcd_globs is defined with the policy below). */
+typedef struct jrpcd_globs jrpcd_globs_t;
 int jrpcd_globs_parse(const char *text, jrpcd_globs_t *g, char *err,
                       size_t errlen);
 void jrpcd_globs_free(jrpcd_globs_t *g);
@@ -91,11 +89,17 @@ typedef struct jrpcd_policy {
   char *listener;      /* [listen NAME] */
   jrpcd_plist_t peers; /* n == 0: anyone */
   int want_groups;     /* a gid principal: the peer's groups are needed */
+  struct jrpcd_globs {
+    char **v;
+    size_t n;
+  } methods; /* n == 0: every method */
 } jrpcd_policy_t;
 
-/* From a listener's name and its `peers` words (NULL: anyone). */
+/* From a listener's name, its `peers` words (NULL: anyone) and its
+ * `methods` globs (NULL: all). */
 int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
-                      char *const *peers, char *err, size_t errlen);
+                      char *const *peers, char *const *methods, char *err,
+                      size_t errlen);
 void jrpcd_policy_free(jrpcd_policy_t *pol);
 
 /* The [access] section: rules in file order, then the default. */
@@ -115,6 +119,8 @@ typedef struct jrpcd_access {
 int jrpcd_access_add(jrpcd_access_t *a, const char *glob, const char *who,
                      int line, char *err, size_t errlen);
 void jrpcd_access_free(jrpcd_access_t *a);
+/* A deep copy into an empty dst; 0 or -1 (out of memory; dst freed). */
+int jrpcd_access_copy(jrpcd_access_t *dst, const jrpcd_access_t *src);
 /* The first rule whose glob matches the method decides; none: the
  * default. 1 allowed, 0 denied. */
 int jrpcd_access_allows(const jrpcd_access_t *a, const char *method, size_t n,

@@ -35,7 +35,7 @@
 /* For the defaults that hold whatever a listener's kind. */
 #define NO_KIND ((jrpcd_listen_kind_t)JRPCD_LISTEN_KINDS)
 
-enum section_kind { SEC_NONE, SEC_SERVER, SEC_LISTEN, SEC_PLUGIN };
+enum section_kind { SEC_NONE, SEC_SERVER, SEC_LISTEN, SEC_PLUGIN, SEC_ACCESS };
 
 typedef struct parse {
   jrpcd_config_t *c;
@@ -51,11 +51,13 @@ typedef struct parse {
   size_t errlen;
 
   enum section_kind sec;
-  char label[256]; /* "[listen tcp]": the section, for messages */
-  int server_line; /* header of [server], 0 = not seen */
-  int *seen;       /* per row of jrpcd_keys: its line in this section */
-  int *path_lines; /* per plugin: line of its path key */
-  int *kv_lines;   /* current plugin: line of each kv pair */
+  char label[256];  /* "[listen tcp]": the section, for messages */
+  int server_line;  /* header of [server], 0 = not seen */
+  int access_line;  /* header of [access], 0 = not seen */
+  int default_line; /* its default key, 0 = not seen */
+  int *seen;        /* per row of jrpcd_keys: its line in this section */
+  int *path_lines;  /* per plugin: line of its path key */
+  int *kv_lines;    /* current plugin: line of each kv pair */
 } parse_t;
 
 static void vfail(parse_t *p, int line, int with_label, const char *key,
@@ -139,6 +141,7 @@ static void *section_base(parse_t *p) {
     return &c->listens[c->nlistens - 1];
   case SEC_PLUGIN:
     return &c->plugins[c->nplugins - 1];
+  case SEC_ACCESS: /* its keys are rules, read by access_key */
   case SEC_NONE:
     break;
   }
@@ -241,6 +244,40 @@ oom:
   return -1;
 }
 
+/* [access]: "GLOB = PRINCIPAL..." in the order they decide, and
+ * "default = allow|deny". */
+static int access_key(parse_t *p, const char *key, const char *value) {
+  jrpcd_access_t *a = &p->c->access;
+  if (strcmp(key, "default") == 0) {
+    if (p->default_line) {
+      fail_key(p, p->line, key, "set twice (first at line %d)",
+               p->default_line);
+      return -1;
+    }
+    p->default_line = p->line;
+    if (strcasecmp(value, "allow") == 0 || strcasecmp(value, "deny") == 0) {
+      a->default_deny = strcasecmp(value, "deny") == 0;
+      return 0;
+    }
+    fail_key(p, p->line, key, "\"%s\" is not allow or deny", value);
+    return -1;
+  }
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->rules[i].glob, key) == 0) {
+      fail_key(p, p->line, key,
+               "a rule for these methods is at line %d already (the first "
+               "rule whose glob matches decides)",
+               a->rules[i].line);
+      return -1;
+    }
+  char why[512];
+  if (jrpcd_access_add(a, key, value, p->line, why, sizeof why) != 0) {
+    fail_key(p, p->line, key, "%s", why);
+    return -1;
+  }
+  return 0;
+}
+
 static int on_key(void *user, const char *section, const char *key,
                   const char *value) {
   (void)section; /* ours is more exact: inih cuts names at 50 bytes */
@@ -252,7 +289,7 @@ static int on_key(void *user, const char *section, const char *key,
   case SEC_NONE:
     fail_line(p, p->line,
               "%s: outside any section (keys go under [server], "
-              "[listen NAME] or [plugin NAME])",
+              "[listen NAME], [plugin NAME] or [access])",
               key);
     break;
   case SEC_SERVER:
@@ -263,6 +300,9 @@ static int on_key(void *user, const char *section, const char *key,
   }
   case SEC_PLUGIN:
     rc = plugin_key(p, key, value);
+    break;
+  case SEC_ACCESS:
+    rc = access_key(p, key, value);
     break;
   }
   return rc == 0;
@@ -487,6 +527,19 @@ static void open_section(parse_t *p, const char *raw, size_t n) {
     }
     p->server_line = p->line;
     p->sec = SEC_SERVER;
+  } else if (word_is(raw, kn, "access")) {
+    if (nn) {
+      fail_key(p, p->line, NULL, "[access] takes no name");
+      return;
+    }
+    if (p->access_line) {
+      fail_key(p, p->line, NULL, "defined twice (first at line %d)",
+               p->access_line);
+      return;
+    }
+    p->access_line = p->line;
+    p->c->has_access = 1;
+    p->sec = SEC_ACCESS;
   } else if (word_is(raw, kn, "listen") || word_is(raw, kn, "plugin")) {
     if (!nn) {
       fail_key(p, p->line, NULL, "needs a name ([%.*s NAME])", (int)kn, raw);
@@ -498,7 +551,8 @@ static void open_section(parse_t *p, const char *raw, size_t n) {
       open_plugin(p, name, nn);
   } else {
     fail_key(p, p->line, NULL,
-             "unknown section ([server], [listen NAME] or [plugin NAME])");
+             "unknown section ([server], [listen NAME], [plugin NAME] or "
+             "[access])");
   }
 }
 
@@ -758,5 +812,6 @@ void jrpcd_config_free(jrpcd_config_t *c) {
     free(pl->kv);
   }
   free(c->plugins);
+  jrpcd_access_free(&c->access);
   memset(c, 0, sizeof *c);
 }

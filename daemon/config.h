@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "access.h"
 #include "frame.h"
 
 typedef enum {
@@ -32,9 +33,10 @@ typedef struct jrpcd_listen_conf {
   char *host; /* literal address without brackets */
   uint16_t port;
   jrpc__framing_t framing;
-  int stats;    /* rpc.stats answers here */
-  char **peers; /* principals let in (access.h), NULL-terminated; NULL:
-                   anyone */
+  int stats;      /* rpc.stats answers here */
+  char **peers;   /* principals let in (access.h), NULL-terminated; NULL:
+                     anyone */
+  char **methods; /* globs of the methods served here; NULL: all */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {
@@ -82,6 +84,10 @@ typedef struct jrpcd_config {
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;
   size_t nplugins;
+  /* [access]: who may call what (access.h); has_access: the section is
+   * there (then every connection gets its decisions at accept). */
+  jrpcd_access_t access;
+  int has_access;
 } jrpcd_config_t;
 
 /* Reads and checks FILE. 0, or -1 with "FILE:LINE: [section] key: why"

@@ -155,6 +155,10 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"stats", LISTEN(stats), .type = JRPCD_KEY_BOOL,
      .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
      .doc = "rpc.stats answers on this listener"},
+    {"methods", LISTEN(methods), .type = JRPCD_KEY_LIST, .min = 1,
+     .what = "the methods served here",
+     .doc = "globs of the methods served here (others are -32601); all "
+            "when unset"},
     {"peers", LISTEN(peers), .type = JRPCD_KEY_LIST, .min = 1,
      .what = "the peers let in", .check = principal_parses,
      .doc = "who may connect: addresses and CIDR ranges (tcp), uid:, gid:, "

@@ -69,7 +69,7 @@ static void peer_of(jrpcd_conn_t *c) {
   }
 }
 
-static const char *peer_text(const jrpcd_conn_t *c, char *buf, size_t n) {
+const char *jrpcd_conn_peer_text(const jrpcd_conn_t *c, char *buf, size_t n) {
   const jrpc_peer_t *p = &c->st.peer;
   if (p->family == AF_UNIX)
     snprintf(buf, n, "pid %d uid %d", (int)p->pid, (int)p->uid);
@@ -248,6 +248,11 @@ static void note_frame_start(jrpcd_conn_t *c, uint64_t frames_before) {
 
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
   uint64_t frames_before = c->st.nframes;
+  /* The connection's own view of the methods (admit.c), for its frames
+   * only: a feed can run inside another's (a reply it completes). */
+  jrpc__engine_t *e = &c->w->engine;
+  const jrpc__registry_t *outer = e->reg;
+  e->reg = c->reg;
   /* While the stream works through its frames, replies finished inside
    * them (a handler ending another deferred call) must not flush, and
    * so perhaps close, this connection under it: the flush below does. */
@@ -258,6 +263,7 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof) {
     rc = jrpc__stream_feed(&c->st, 0, eof);
   }
   c->feeding = 0;
+  e->reg = outer;
   note_frame_start(c, frames_before);
   if (rc == JRPC__ECLOSE) {
     /* Framing is lost (a length prefix over the limit): the -32001
@@ -320,86 +326,6 @@ static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
   return c;
 }
 
-/* Whether the listener's `peers` (this generation's) let c's peer in.
- * Only a listener with a peers list pays for looking at the peer. */
-static int peer_allowed(jrpcd_conn_t *c, const jrpcd_policy_t *pol) {
-  jrpcd_identity_t id;
-  memset(&id, 0, sizeof(id));
-  int fd = -1;
-  uv_fileno(&c->h.h, &fd);
-  uint32_t groups[256];
-  if (c->l->is_unix) {
-    const jrpc_peer_t *p = &c->st.peer;
-    id.family = AF_UNIX;
-    id.has_cred = p->pid >= 0;
-    id.uid = (uint32_t)p->uid;
-    id.gid = (uint32_t)p->gid;
-    socklen_t n = sizeof(groups);
-    /* The peer's supplementary groups as they were at connect (Linux
-     * 4.13+); a peer in more than fit is judged by these. */
-    if (pol->want_groups &&
-        getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) == 0) {
-      id.groups = groups;
-      id.ngroups = n / sizeof(groups[0]);
-    }
-  } else {
-    struct sockaddr_storage ss;
-    int n = sizeof(ss);
-    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
-      return 0; /* gone already, or unknown: not let in */
-    jrpcd_identity_set_addr(&id, (const struct sockaddr *)&ss);
-  }
-  return jrpcd_plist_match(&pol->peers, &id);
-}
-
-/* One log line per second at most for peers turned away. */
-static void turned_away(jrpcd_conn_t *c) {
-  jrpcd_worker_t *w = c->w;
-  uint64_t n = jrpcd_ratelog_due(&w->peers_log, uv_now(&w->loop));
-  if (!n)
-    return;
-  char pt[96];
-  jrpcd_warn("%s: %s is not among its peers: closed at once (%llu "
-             "connection%s turned away since the last such line)",
-             c->l->desc, peer_text(c, pt, sizeof(pt)), (unsigned long long)n,
-             n == 1 ? "" : "s");
-}
-
-/* max_connections_per_peer: 1 if c may stay (and now counts), 0 if its
- * peer has as many open already (logged at most once a second). */
-static int count_peer(jrpcd_conn_t *c) {
-  jrpcd_peerkey_t *k = &c->pkey;
-  memset(k, 0, sizeof(*k));
-  if (c->l->is_unix) {
-    k->family = AF_UNIX;
-    k->id = (uint32_t)c->st.peer.uid;
-  } else {
-    struct sockaddr_storage ss;
-    int n = sizeof(ss);
-    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
-      return 0;
-    jrpcd_identity_t id;
-    jrpcd_identity_set_addr(&id, (const struct sockaddr *)&ss);
-    k->family = (uint8_t)id.family;
-    memcpy(k->addr, id.addr, sizeof(k->addr));
-  }
-  jrpcd_worker_t *w = c->w;
-  uint32_t open;
-  if (jrpcd_peercount_take(&w->srv->peers_open, k, &open)) {
-    c->peer_counted = 1;
-    return 1;
-  }
-  uint64_t n = jrpcd_ratelog_due(&w->per_peer_log, uv_now(&w->loop));
-  if (n) {
-    char pt[96];
-    jrpcd_warn("%s: %s has %u connections open, max_connections_per_peer: "
-               "closed at once (%llu turned away since the last such line)",
-               c->l->desc, peer_text(c, pt, sizeof(pt)), open,
-               (unsigned long long)n);
-  }
-  return 0;
-}
-
 /* The connection is this worker's from now on. */
 static void conn_start(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
@@ -415,14 +341,8 @@ static void conn_start(jrpcd_conn_t *c) {
   list_push(&w->conns, c);
   w->nconns++;
   atomic_fetch_add(&w->load, 1);
-  const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, l->name);
-  if (pol && pol->peers.n && !peer_allowed(c, pol)) {
-    turned_away(c);
+  if (!jrpcd_conn_admit(c)) {
     jrpcd_conn_close(c, NULL); /* before any byte is read */
-    return;
-  }
-  if (w->srv->peers_open.limit && !count_peer(c)) {
-    jrpcd_conn_close(c, NULL);
     return;
   }
   JRPC__STAT_INC(w->accepted);
@@ -430,7 +350,7 @@ static void conn_start(jrpcd_conn_t *c) {
     char pt[96];
     jrpcd_debug("connection %llu on %s from %s (worker %u)",
                 (unsigned long long)c->id, l->desc,
-                peer_text(c, pt, sizeof(pt)), w->index);
+                jrpcd_conn_peer_text(c, pt, sizeof(pt)), w->index);
   }
   start_reading(c);
 }
@@ -543,7 +463,7 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
   if (why && jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
     char pt[96];
     jrpcd_debug("connection %llu from %s closed: %s", (unsigned long long)c->id,
-                peer_text(c, pt, sizeof(pt)), why);
+                jrpcd_conn_peer_text(c, pt, sizeof(pt)), why);
   }
   c->closed = 1;
   if (c->peer_counted)
@@ -602,7 +522,7 @@ static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
   char pt[96];
   jrpcd_info("connection %llu from %s: frame incomplete after %llu ms (%llu "
              "bytes); closing it",
-             (unsigned long long)c->id, peer_text(c, pt, sizeof(pt)),
+             (unsigned long long)c->id, jrpcd_conn_peer_text(c, pt, sizeof(pt)),
              (unsigned long long)frame_ms, (unsigned long long)got);
   stop_reading(c);
   c->finishing = 1;
@@ -630,7 +550,7 @@ void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
     return;
   char pt[96];
   jrpcd_info("connection %llu from %s: idle for %llu ms; closing it",
-             (unsigned long long)c->id, peer_text(c, pt, sizeof(pt)),
+             (unsigned long long)c->id, jrpcd_conn_peer_text(c, pt, sizeof(pt)),
              (unsigned long long)idle_ms);
   jrpcd_conn_close(c, NULL);
 }

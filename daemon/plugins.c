@@ -73,6 +73,7 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   }
   g->serial = serial;
   atomic_init(&g->refs, 1);
+  pthread_mutex_init(&g->views_mu, NULL);
   g->plugins = calloc(c->nplugins ? c->nplugins : 1, sizeof(*g->plugins));
   if (!g->plugins) {
     snprintf(err, errlen, "out of memory");
@@ -105,11 +106,16 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   for (; g->npolicies < c->nlistens; g->npolicies++) {
     const jrpcd_listen_conf_t *l = &c->listens[g->npolicies];
     char why[512];
-    if (jrpcd_policy_init(&g->policies[g->npolicies], l->name, l->peers, why,
-                          sizeof(why)) != 0) {
-      snprintf(err, errlen, "%s: [listen %s] peers: %s", c->file, l->name, why);
+    if (jrpcd_policy_init(&g->policies[g->npolicies], l->name, l->peers,
+                          l->methods, why, sizeof(why)) != 0) {
+      snprintf(err, errlen, "%s: [listen %s]: %s", c->file, l->name, why);
       goto fail;
     }
+  }
+  g->has_access = c->has_access;
+  if (jrpcd_access_copy(&g->access, &c->access) != 0) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
   }
   *out = g;
   return 0;
@@ -133,6 +139,9 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   for (size_t i = 0; i < g->npolicies; i++)
     jrpcd_policy_free(&g->policies[i]);
   free(g->policies);
+  jrpcd_views_free(g);
+  jrpcd_access_free(&g->access);
+  pthread_mutex_destroy(&g->views_mu);
   free(g);
 }
 

@@ -6,6 +6,7 @@
 #ifndef JRPCD_PLUGINS_H
 #define JRPCD_PLUGINS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -37,6 +38,13 @@ typedef struct jrpcd_gen {
   /* Who each [listen] section lets in, as this generation's config says. */
   jrpcd_policy_t *policies;
   size_t npolicies;
+  /* [access] (has_access: the section is there), and the views of reg
+   * that connections' decisions made (admit.c), under views_mu. */
+  jrpcd_access_t access;
+  int has_access;
+  pthread_mutex_t views_mu;
+  struct jrpcd_view *views;
+  size_t nviews;
 } jrpcd_gen_t;
 
 /* Loads every plugin of c. With c->strict_plugins, the first failure
@@ -57,6 +65,9 @@ static inline jrpcd_gen_t *jrpcd_gen_of(const jrpc__registry_t *r) {
  * generation's config has no such section. */
 const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
                                        const char *listener);
+
+/* admit.c: frees the views of g's registry its connections made. */
+void jrpcd_views_free(jrpcd_gen_t *g);
 
 /* "plugin math (math.so 1.0): math.add math.divide ..." per plugin. */
 void jrpcd_gen_describe(const jrpcd_gen_t *g, FILE *f);

@@ -46,14 +46,18 @@ static void w_workers(jrpc_call_t *c, const jrpcd_server_t *srv) {
 }
 
 /* Per method, summed over workers, sorted by name. */
-static int w_methods(jrpc_call_t *c, jrpcd_gen_t *g) {
+/* The methods the caller's view serves (its listener's `methods`, the
+ * [access] rules), summed over workers, sorted by name. */
+static int w_methods(jrpc_call_t *c, jrpcd_gen_t *g,
+                     const jrpc__registry_t *view) {
   const jrpc__registry_t *r = &g->reg;
   method_ref_t *refs = jrpc_alloc(c, (r->count + 1) * sizeof(*refs));
   if (!refs)
     return JRPC_ENOMEM;
   uint32_t n = 0;
   for (uint32_t i = 0; i <= r->mask; i++)
-    if (r->slots[i].name && r->slots[i].fn)
+    if (r->slots[i].name && r->slots[i].fn &&
+        view->slots[i].fn == r->slots[i].fn)
       refs[n++] = (method_ref_t){r->slots[i].name, r->slots[i].len, i};
   qsort(refs, n, sizeof(*refs), by_name);
   jrpc_w_key(c, "methods", 7);
@@ -86,13 +90,13 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   if (!conn->l->stats)
     return jrpc_error(c, JRPC_METHOD_NOT_FOUND, NULL);
   const jrpcd_server_t *srv = conn->w->srv;
-  jrpcd_gen_t *g = jrpcd_gen_of(e->reg);
+  jrpcd_gen_t *g = jrpcd_gen_of(e->gen_reg);
   jrpc_w_obj(c);
   w_num(c, "uptime_ms", (uv_hrtime() - srv->start_ns) / 1000000u);
   w_num(c, "generation", g->serial);
   w_num(c, "connections", atomic_load(&srv->nconns));
   w_workers(c, srv);
-  int rc = w_methods(c, g);
+  int rc = w_methods(c, g, e->reg);
   if (rc)
     return rc;
   jrpc_w_obj_end(c);

@@ -333,6 +333,12 @@ static void on_wake(uv_async_t *a) {
     jrpcd_gen_t *old = w->gen;
     w->gen = gen;
     w->engine.reg = &gen->reg;
+    w->engine.gen_reg = &gen->reg;
+    /* Each connection's view of the methods, under the new config. */
+    for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
+      next = c->next;
+      jrpcd_conn_regen(c);
+    }
     w->engine.mstats = jrpcd_stats_row(gen, w->index);
     jrpcd_gen_release(old);
   }
@@ -399,6 +405,7 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   jrpcd_gen_hold(srv->gen);
   w->gen = srv->gen;
   w->engine.reg = &w->gen->reg;
+  w->engine.gen_reg = &w->gen->reg;
   w->engine.mstats = jrpcd_stats_row(w->gen, index);
   w->engine.log = jrpcd_log_from_engine;
   w->engine.host = &host_ops;

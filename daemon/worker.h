@@ -76,6 +76,9 @@ typedef struct jrpcd_conn {
   uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
   uint8_t closed;       /* uv_close called */
   uint8_t peer_counted; /* counted in max_connections_per_peer (pkey) */
+  /* Where its requests are looked up: the generation's registry, or a
+   * view of it for its listener's methods and the [access] rules. */
+  const jrpc__registry_t *reg;
   jrpcd_peerkey_t pkey;
 } jrpcd_conn_t;
 
@@ -151,7 +154,16 @@ void jrpcd_worker_free(jrpcd_worker_t *w);
 int jrpcd_accept_start(jrpcd_worker_t *w, char *err, size_t errlen);
 void jrpcd_accept_stop(jrpcd_worker_t *w);
 
+/* admit.c: reads the peer's identity when something needs it; 0 if the
+ * connection may not stay (the log says why), else 1 with c->reg set. */
+int jrpcd_conn_admit(jrpcd_conn_t *c);
+/* After a reload: c->reg for the worker's new generation (closes c if
+ * none can be had). */
+void jrpcd_conn_regen(jrpcd_conn_t *c);
+
 /* conn.c */
+/* "pid 12 uid 1000", "127.0.0.1:5123", "[::1]:5123", for log lines. */
+const char *jrpcd_conn_peer_text(const jrpcd_conn_t *c, char *buf, size_t n);
 void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
                        const jrpcd_listener_t *l);
 /* On w's loop: a connection handed over by jrpcd_worker_adopt. */

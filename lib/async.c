@@ -181,7 +181,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
   jrpc__writer_init(&dc->w, &d->out);
-  d->reg = e->reg;
+  d->reg = e->gen_reg;
   if (e->host->hold && d->reg)
     e->host->hold(e->host_arg, d->reg, +1);
   /* A notification is never answered, but it counts among its

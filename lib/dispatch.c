@@ -28,6 +28,7 @@ int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
   jrpc__arena_init(&e->arena, ARENA_FIRST, ARENA_RETAIN);
   e->parser = parser;
   e->reg = reg;
+  e->gen_reg = reg;
   e->lim = lim ? *lim : defaults;
   e->call.pub.api = &jrpc__api;
   e->call.e = e;

@@ -58,7 +58,11 @@ typedef struct jrpc__engine {
   jrpc__bufpool_t pool;
   jrpc__arena_t arena;
   jrpc__parser_t *parser; /* owned */
+  /* Where methods are looked up: the registry, or a view of it that a
+   * host sets per connection (jrpc__registry_view); deferred calls hold
+   * the modules of gen_reg, the registry itself. */
   const jrpc__registry_t *reg;
+  const jrpc__registry_t *gen_reg;
   jrpc__limits_t lim;
   jrpc__call_t call; /* reused by every synchronous call */
   jrpc_peer_t no_peer;

@@ -149,3 +149,21 @@ void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,
   ctx->failed = 0;
   ctx->dup_owner = NULL;
 }
+
+int jrpc__registry_view_init(jrpc__registry_t *view,
+                             const jrpc__registry_t *base) {
+  size_t n = (size_t)base->mask + 1;
+  view->slots = malloc(n * sizeof(*view->slots));
+  if (!view->slots)
+    return JRPC_ENOMEM;
+  memcpy(view->slots, base->slots, n * sizeof(*view->slots));
+  view->mask = base->mask;
+  view->count = base->count;
+  return 0;
+}
+
+void jrpc__registry_view_free(jrpc__registry_t *view) {
+  free(view->slots); /* the names are base's */
+  view->slots = NULL;
+  view->count = 0;
+}

@@ -100,6 +100,14 @@ jrpc__registry_find(const jrpc__registry_t *r, const char *name, size_t len) {
   return jrpc__registry_find_hashed(r, name, len, jrpc__name_hash(name, len));
 }
 
+/* A view: base's table copied (names shared, not owned), for a host to
+ * hide methods from (fn NULL: "Method not found" as if absent) or to point
+ * them elsewhere, per connection, at no cost per lookup. Slots keep their
+ * index. Valid while base is. */
+int jrpc__registry_view_init(jrpc__registry_t *view,
+                             const jrpc__registry_t *base);
+void jrpc__registry_view_free(jrpc__registry_t *view);
+
 /* The registration context behind a module's jrpc_reg_t. */
 typedef struct jrpc__regctx {
   jrpc_reg_t pub;

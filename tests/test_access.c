@@ -272,11 +272,54 @@ static void test_rules(void **state) {
   assert_int_equal(a.n, 0);
 }
 
+/* A listener's policy from its words, and a generation's copy of the
+ * rules deciding as the original does. */
+static void test_policy_and_copy(void **state) {
+  (void)state;
+  char *peers[] = {"127.0.0.1", "gid:100", NULL};
+  char *methods[] = {"math.*", "rpc.stats", NULL};
+  jrpcd_policy_t pol;
+  char err[256];
+  assert_int_equal(
+      jrpcd_policy_init(&pol, "net", peers, methods, err, sizeof(err)), 0);
+  assert_string_equal(pol.listener, "net");
+  assert_int_equal(pol.peers.n, 2);
+  assert_true(pol.want_groups);
+  assert_true(jrpcd_globs_match(&pol.methods, "math.add", 8));
+  assert_false(jrpcd_globs_match(&pol.methods, "echo", 4));
+  jrpcd_policy_free(&pol);
+  assert_int_equal(jrpcd_policy_init(&pol, "any", NULL, NULL, err, sizeof(err)),
+                   0);
+  assert_int_equal(pol.peers.n + pol.methods.n, 0);
+  assert_false(pol.want_groups);
+  jrpcd_policy_free(&pol);
+
+  jrpcd_access_t a, b;
+  memset(&a, 0, sizeof(a));
+  assert_int_equal(jrpcd_access_add(&a, "admin.*", "uid:0 san:ops.example", 1,
+                                    err, sizeof(err)),
+                   0);
+  a.default_deny = 1;
+  assert_int_equal(jrpcd_access_copy(&b, &a), 0);
+  jrpcd_access_free(&a); /* the copy owns its own */
+  jrpcd_identity_t root = unix_peer(0, 0, NULL, 0),
+                   user = unix_peer(5, 5, NULL, 0);
+  assert_true(jrpcd_access_allows(&b, "admin.x", 7, &root));
+  assert_false(jrpcd_access_allows(&b, "admin.x", 7, &user));
+  assert_false(jrpcd_access_allows(&b, "other", 5, &root)); /* default deny */
+  assert_string_equal(b.rules[0].who.v[1].name, "ops.example");
+  jrpcd_access_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cidr),         cmocka_unit_test(test_ids_and_names),
-      cmocka_unit_test(test_certificates), cmocka_unit_test(test_lists),
-      cmocka_unit_test(test_globs),        cmocka_unit_test(test_rules),
+      cmocka_unit_test(test_cidr),
+      cmocka_unit_test(test_ids_and_names),
+      cmocka_unit_test(test_certificates),
+      cmocka_unit_test(test_lists),
+      cmocka_unit_test(test_globs),
+      cmocka_unit_test(test_rules),
+      cmocka_unit_test(test_policy_and_copy),
   };
   return cmocka_run_group_tests_name("test_access", tests, NULL, NULL);
 }

@@ -653,7 +653,7 @@ static void test_errors(void **state) {
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats, peers)",
+               "framing, stats, methods, peers)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
@@ -921,7 +921,7 @@ static void test_files(void **state) {
   assert_int_equal(jrpcd_config_load_string(&c, "[x]\n", NULL, err, sizeof err),
                    -1);
   assert_string_equal(err, "(built-in):1: [x]: unknown section ([server], "
-                           "[listen NAME] or [plugin NAME])");
+                           "[listen NAME], [plugin NAME] or [access])");
 }
 
 static void test_err_buffer(void **state) {

@@ -311,6 +311,37 @@ static void test_remove_dense(void **state) {
   jrpc__registry_free(&r);
 }
 
+/* A view: the same lookups, slots at the same index, and what the view
+ * hides or redirects changes nothing in the registry it was made from. */
+static void test_view(void **state) {
+  (void)state;
+  jrpc__registry_t r, v;
+  assert_int_equal(jrpc__registry_init(&r), 0);
+  assert_int_equal(jrpc__registry_add(&r, "math.add", h1, NULL, NULL, NULL), 0);
+  assert_int_equal(jrpc__registry_add(&r, "echo", h2, NULL, NULL, NULL), 0);
+  for (int i = 0; i < 40; i++) { /* past the first table size */
+    char name[16];
+    snprintf(name, sizeof(name), "m.%d", i);
+    assert_int_equal(jrpc__registry_add(&r, name, h1, NULL, NULL, NULL), 0);
+  }
+  assert_int_equal(jrpc__registry_view_init(&v, &r), 0);
+  const jrpc__method_t *a = jrpc__registry_find(&v, "math.add", 8);
+  assert_non_null(a);
+  assert_int_equal(a->slot, jrpc__registry_find(&r, "math.add", 8)->slot);
+  /* Hidden in the view: not found there, still found in the registry. */
+  v.slots[jrpc__registry_find(&v, "echo", 4)->slot].fn = NULL;
+  assert_null(jrpc__registry_find(&v, "echo", 4));
+  assert_ptr_equal(jrpc__registry_find(&r, "echo", 4)->fn, h2);
+  /* Redirected in the view only. */
+  v.slots[a->slot].fn = h2;
+  assert_ptr_equal(jrpc__registry_find(&v, "math.add", 8)->fn, h2);
+  assert_ptr_equal(jrpc__registry_find(&r, "math.add", 8)->fn, h1);
+  assert_non_null(jrpc__registry_find(&v, "m.39", 4));
+  jrpc__registry_view_free(&v);
+  assert_null(v.slots);
+  jrpc__registry_free(&r); /* the names were the registry's alone */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_add_find),
@@ -322,6 +353,7 @@ int main(void) {
       cmocka_unit_test(test_growth),
       cmocka_unit_test(test_remove_owner),
       cmocka_unit_test(test_remove_dense),
+      cmocka_unit_test(test_view),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# access.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+#
+# [listen] methods and the [access] section: a method outside a listener's
+# list is -32601 exactly as an unknown one, and rpc.stats does not list it;
+# [access] rules, first match deciding, by uid (a caller run as nobody
+# through setpriv) and by address (clients bound to 127.0.0.1 and
+# 127.0.0.2), answer -32006 with the method's name as data and count it
+# as an error; default = deny; a reload applies new rules to connections
+# already open; misuse stops the start with its line.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
+
+cli_args "$@"
+
+req() { # METHOD PARAMS ID
+  printf '{"jsonrpc":"2.0","method":"%s","params":%s,"id":%s}' "$1" "$2" "$3"
+}
+readonly NOT_FOUND='{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}'
+denied() { # METHOD ID
+  printf '{"jsonrpc":"2.0","error":{"code":-32006,"message":"Access denied","data":"%s"},"id":%s}' "$1" "$2"
+}
+
+# ask NAME WHO ADDRESS REQUEST WANT: the reply to REQUEST, sent as WHO (a
+# user, or - for ourselves) to a socat ADDRESS, must be WANT.
+ask() {
+  local got
+  if [[ "$2" == - ]]; then
+    got=$(printf '%s\n' "$4" | timeout 10 socat -t 5 - "$3" 2>&1) || true
+  else
+    got=$(printf '%s\n' "$4" | timeout 10 setpriv --reuid="$2" --regid=nogroup \
+      --clear-groups socat -t 5 - "$3" 2>&1) || true
+  fi
+  if [[ "$got" == "$5" ]]; then
+    pass "$1"
+  else
+    fail "$1: $4"
+    printf '  expected: %s\n  got:      %s\n' "$5" "$got" >&2
+  fi
+}
+
+write_conf() { # ACCESS-LINES
+  {
+    cat <<CONF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+[listen local]
+unix = $T/a.sock
+mode = 0666
+methods = math.* rpc.stats
+[listen net]
+tcp = 127.0.0.1:$P
+stats = yes
+[plugin math]
+path = math.so
+[plugin echo]
+path = echo.so
+[access]
+CONF
+    printf '%s\n' "$@"
+  } >"$T/a.conf.new"
+  mv "$T/a.conf.new" "$T/a.conf"
+}
+
+bad_conf() { # NAME EXPECTED TEXT
+  printf '%s\n' "$3" >"$T/bad.conf"
+  run_jrpcd "$1" -t -c "$T/bad.conf"
+  if ((RC == 1)) && grep -qF -- "$2" "$T/$1.err"; then
+    pass "$1: refused"
+  else
+    fail "$1: expected exit 1 with \"$2\" (exit $RC)"
+    show "$T/$1.err"
+  fi
+}
+
+main() {
+  need_file "$JRPCD" jrpcd
+  need_file "$HANDLERS/math.so" "the math plugin"
+  need_cmd socat
+  ((EUID == 0)) || missing "calling as another uid needs root"
+  command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
+  setup_tmp
+  chmod 0755 "$T"
+  P=$(free_port)
+  local unix="UNIX-CONNECT:$T/a.sock" from1="TCP:127.0.0.1:$P,bind=127.0.0.1"
+  local from2="TCP:127.0.0.1:$P,bind=127.0.0.2"
+
+  write_conf "math.divide = uid:65534 127.0.0.2" "echo = 127.0.0.0/8" \
+    "math.* = *"
+  start_daemon access "$T/a.conf" "$T/a.sock"
+  local pid=$PID
+
+  # methods: echo is not served on local, as if it did not exist.
+  ask "echo is not on local" - "$unix" "$(req echo '[1]' 1)" "$NOT_FOUND"
+  ask "nor is an unknown method" - "$unix" "$(req no.such '[1]' 1)" "$NOT_FOUND"
+  ask "echo is on net" - "$from1" "$(req echo '[1]' 1)" \
+    '{"jsonrpc":"2.0","result":[1],"id":1}'
+  local stats
+  stats=$(printf '%s\n' "$(req rpc.stats '[]' 1)" | timeout 10 socat -t 5 - "$unix")
+  if [[ "$stats" == *'"math.add"'* && "$stats" != *'"echo"'* ]]; then
+    pass "rpc.stats on local lists math.* and not echo"
+  else
+    fail "rpc.stats on local: $stats"
+  fi
+
+  # [access]: the first matching line decides.
+  ask "root may not divide" - "$unix" "$(req math.divide '[1,2]' 2)" \
+    "$(denied math.divide 2)"
+  ask "nobody may divide" nobody "$unix" "$(req math.divide '[1,2]' 2)" \
+    '{"jsonrpc":"2.0","result":0.5,"id":2}'
+  ask "127.0.0.2 may divide" - "$from2" "$(req math.divide '[1,2]' 2)" \
+    '{"jsonrpc":"2.0","result":0.5,"id":2}'
+  ask "127.0.0.1 may not divide" - "$from1" "$(req math.divide '[1,2]' 2)" \
+    "$(denied math.divide 2)"
+  ask "math.add: anyone (the third line)" - "$from1" "$(req math.add '[1,2]' 3)" \
+    '{"jsonrpc":"2.0","result":3,"id":3}'
+  stats=$(printf '%s\n' "$(req rpc.stats '[]' 4)" | timeout 10 socat -t 5 - "$from1")
+  if [[ "$stats" == '{"jsonrpc":"2.0","result":{"uptime_ms":'* ]]; then
+    pass "rpc.stats: no line names it, the default serves it"
+  else
+    fail "rpc.stats from 127.0.0.1: $stats"
+  fi
+  # Denials count as errors of their method.
+  stats=$(printf '%s\n' "$(req rpc.stats '[]' 1)" | timeout 10 socat -t 5 - "$from2")
+  if [[ "$stats" == *'"math.divide":{"calls":4,"errors":2}'* ]]; then
+    pass "rpc.stats counts the two denials as errors"
+  else
+    fail "rpc.stats after the denials: $stats"
+  fi
+
+  # A reload: new rules for a connection already open. A client holds a
+  # connection, calls, the rules change, it calls again on the same one.
+  python3 - "$T/a.sock" "$T" "$pid" <<'PY' >"$T/reload.out" 2>&1 || fail "reload run: $(cat "$T/reload.out")"
+import socket, sys, os, signal, time
+path, tmp, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = socket.socket(socket.AF_UNIX); s.connect(path); s.settimeout(5)
+f = s.makefile("rb")
+def call(i):
+    s.sendall(b'{"jsonrpc":"2.0","method":"math.divide","params":[1,2],"id":%d}\n' % i)
+    return f.readline().decode().strip()
+first = call(1)
+conf = open(tmp + "/a.conf").read().replace("math.divide = uid:65534 127.0.0.2",
+                                             "math.divide = uid:0")
+open(tmp + "/a.conf.new", "w").write(conf); os.rename(tmp + "/a.conf.new", tmp + "/a.conf")
+log = tmp + "/access.err"
+before = open(log).read().count("reloaded")
+os.kill(pid, signal.SIGHUP)
+for _ in range(200):
+    if open(log).read().count("reloaded") > before: break
+    time.sleep(0.02)
+time.sleep(0.2)  # every worker has taken the new generation
+print(first); print(call(2))
+PY
+  if [[ "$(sed -n 1p "$T/reload.out")" == "$(denied math.divide 1)" &&
+    "$(sed -n 2p "$T/reload.out")" == '{"jsonrpc":"2.0","result":0.5,"id":2}' ]]; then
+    pass "a reload's rules reach a connection already open"
+  else
+    fail "reload and an open connection:"
+    show "$T/reload.out"
+  fi
+  stop_daemon access "$pid" "$T/a.sock"
+
+  # default = deny: a method no line names is denied.
+  write_conf "math.add = *" "default = deny"
+  start_daemon deny "$T/a.conf" "$T/a.sock"
+  pid=$PID
+  ask "default = deny: echo" - "$from1" "$(req echo '[1]' 5)" "$(denied echo 5)"
+  ask "default = deny: math.add named" - "$from1" "$(req math.add '[1,2]' 6)" \
+    '{"jsonrpc":"2.0","result":3,"id":6}'
+  stop_daemon deny "$pid" "$T/a.sock"
+
+  bad_conf bad_principal '[access] math.*: "nobody-at-all": not a principal' \
+    "$(printf '[listen x]\nunix = %s/x.sock\n[access]\nmath.* = nobody-at-all' "$T")"
+  bad_conf bad_default '"maybe" is not allow or deny' \
+    "$(printf '[listen x]\nunix = %s/x.sock\n[access]\ndefault = maybe' "$T")"
+  bad_conf twice_rule 'a rule for these methods is at line 4 already' \
+    "$(printf '[listen x]\nunix = %s/x.sock\n[access]\na.* = *\na.* = uid:0' "$T")"
+  bad_conf twice_section '[access]: defined twice (first at line 3)' \
+    "$(printf '[listen x]\nunix = %s/x.sock\n[access]\n[access]' "$T")"
+  finish
+}
+
+main
