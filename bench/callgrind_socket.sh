@@ -14,7 +14,8 @@
 # batch:N figure is per call, notify's per call (it sends a notification
 # and a call per request: calls = 2). Takes a few minutes. With
 # CG_KEEP=DIR the profiles stay there (KIND.WORKLOAD.REQUESTS, ':' as '_'),
-# for bench/callgrind_stages.sh.
+# for bench/callgrind_stages.sh. CG_CONF='...' appends config lines to the
+# daemon's config (e.g. an [access] section).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
@@ -48,6 +49,9 @@ ir() {
     printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n' "$parser" "$build/handlers" >"$T/c.conf"
     printf '\n[plugin math]\npath = math.so\n\n[plugin echo]\npath = echo.so\n' >>"$T/c.conf"
     printf '\n[listen s]\nunix = %s\nframing = newline\n' "$sock" >>"$T/c.conf"
+    # CG_CONF: more config appended (an [access] section, say), to show
+    # what a feature costs per call.
+    [ -z "${CG_CONF:-}" ] || printf '\n%s\n' "$CG_CONF" >>"$T/c.conf"
     valgrind --tool=callgrind --callgrind-out-file="$out" "$jrpcd" -q \
       -c "$T/c.conf" >"$T/server.log" 2>&1 &
   fi
