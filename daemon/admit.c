@@ -115,7 +115,7 @@ static int denied(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   }
   jrpc_error_begin(c, JRPC_ACCESS_DENIED, NULL);
   jrpc_w_str(c, name, strlen(name));
-  return 0;
+  return JRPC_EFAIL;
 }
 
 /* What this peer gets of each of g's methods; 1 if anything is other

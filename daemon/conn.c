@@ -44,6 +44,7 @@ static void peer_of(jrpcd_conn_t *c) {
   p->uid = p->gid = p->pid = -1;
   if (c->l->is_unix) {
     p->family = AF_UNIX;
+    p->transport = JRPC_TRANSPORT_UNIX;
     struct ucred uc;
     socklen_t n = sizeof(uc);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &n) == 0) {
@@ -53,6 +54,7 @@ static void peer_of(jrpcd_conn_t *c) {
     }
     return;
   }
+  p->transport = JRPC_TRANSPORT_TCP;
   struct sockaddr_storage ss;
   int n = sizeof(ss);
   if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)

@@ -81,6 +81,8 @@ tcp = 127.0.0.1:$P2
 peers = 127.0.0.0/8
 [plugin math]
 path = math.so
+[plugin peer]
+path = $FX/fx_peer.so
 CONF
   } >"$T/p.conf.new"
   mv "$T/p.conf.new" "$T/p.conf"
@@ -181,6 +183,18 @@ CONF
   stop_daemon per_peer "$pid" "$T/pp.sock"
 }
 
+# whoami NAME WHO ADDRESS EXPECTED: fx.peer's result holds EXPECTED.
+whoami() {
+  local got
+  got=$(printf '%s\n' '{"jsonrpc":"2.0","method":"fx.peer","id":1}' |
+    as "$2" timeout 10 socat -t 5 - "$3" 2>&1) || true
+  if [[ "$got" == *"$4"* ]]; then
+    pass "$1"
+  else
+    fail "$1: expected $4 in: $got"
+  fi
+}
+
 bad_conf() { # NAME EXPECTED-MESSAGE PEERS-LINE KIND-LINE
   printf '[listen x]\n%s\npeers = %s\n' "$4" "$3" >"$T/bad.conf"
   run_jrpcd "$1" -t -c "$T/bad.conf"
@@ -227,6 +241,12 @@ main() {
   refused "127.0.0.1 is not" - "TCP:127.0.0.1:$P1,bind=127.0.0.1"
   served "127.0.0.0/8 takes 127.0.0.1" - "TCP:127.0.0.1:$P2,bind=127.0.0.1"
   served "127.0.0.0/8 takes 127.0.0.3" - "TCP:127.0.0.1:$P2,bind=127.0.0.3"
+
+  # What a handler sees of its caller (jrpc_peer, ABI 1.2's transport).
+  whoami "jrpc_peer: nobody over a Unix socket" nobody "UNIX-CONNECT:$T/guests.sock" \
+    '"transport":"unix","uid":65534,"gid":65534,"addr":"","port":0,"cert_cn":""'
+  whoami "jrpc_peer: 127.0.0.3 over TCP" - "TCP:127.0.0.1:$P2,bind=127.0.0.3" \
+    '"transport":"tcp","uid":-1,"gid":-1,"addr":"127.0.0.3","port":'
 
   # Turned away: named in the log, at most about a line a second.
   if grep -q "tcp:127.0.0.1:$P1: 127.0.0.1:[0-9]* is not among its peers" "$T/peers.err"; then

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define JRPC_ABI_MAJOR 1
-#define JRPC_ABI_MINOR 1
+#define JRPC_ABI_MINOR 2
 #define JRPC_MODULE_MAGIC 0x4A525043u /* "JRPC" */
 
 /* Return values of API functions and handlers: 0, JRPC_ASYNC, or a negative
@@ -106,13 +106,26 @@ typedef int (*jrpc_handler_fn)(jrpc_call_t *c, jrpc_val_t params, void *udata);
 /* Who sent the call. family is 0 for in-process calls, else AF_UNIX,
  * AF_INET or AF_INET6. uid/gid/pid are set for AF_UNIX (-1 if unknown);
  * addr/port for TCP. */
+/* How a peer reached jrpcd (jrpc_peer_t.transport, ABI 1.2). */
+enum {
+  JRPC_TRANSPORT_UNKNOWN = 0, /* a host that does not say */
+  JRPC_TRANSPORT_UNIX = 1,
+  JRPC_TRANSPORT_TCP = 2,
+  JRPC_TRANSPORT_TLS = 3, /* TCP with TLS */
+};
+
 typedef struct jrpc_peer {
-  int family;
-  int32_t uid;
+  int family;  /* AF_UNIX, AF_INET or AF_INET6 */
+  int32_t uid; /* Unix peers: their credentials at connect; else -1 */
   int32_t gid;
   int32_t pid;
-  uint16_t port;
+  uint16_t port; /* TCP: the peer's port and address (text) */
   char addr[46];
+  /* ---- ABI 1.2 (a module built for it loads only into a 1.2 host) ---- */
+  int transport; /* JRPC_TRANSPORT_* */
+  /* TLS with a verified client certificate: its subject CN (at most 64
+   * characters, as X.509 allows); otherwise empty. */
+  char cert_cn[65];
 } jrpc_peer_t;
 
 /* One number read by jrpc_params_num(). */
