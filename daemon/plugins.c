@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_tls.h"
 #include "log.h"
 #include "rpcstats.h"
 
@@ -133,6 +134,7 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   for (size_t i = 0; i < g->npolicies; i++)
     jrpcd_policy_free(&g->policies[i]);
   free(g->policies);
+  jrpcd_gen_tls_free(g);
   free(g);
 }
 

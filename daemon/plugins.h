@@ -37,6 +37,9 @@ typedef struct jrpcd_gen {
   /* Who each [listen] section lets in, as this generation's config says. */
   jrpcd_policy_t *policies;
   size_t npolicies;
+  /* Each [listen] section's TLS context, indexed like policies; NULL for
+   * a plain listener (gen_tls.h fills it). */
+  struct jrpcd_tls_ctx **tls;
 } jrpcd_gen_t;
 
 /* Loads every plugin of c. With c->strict_plugins, the first failure

@@ -15,6 +15,8 @@
 
 int jrpcd_tls_available(void);
 
+typedef struct jrpcd_tls_ctx jrpcd_tls_ctx_t;
+
 #ifdef JRPC_HAVE_TLS
 
 /* A listener's TLS settings, as the config gives them. */
@@ -26,8 +28,6 @@ typedef struct jrpcd_tls_conf {
   const char *min_version; /* "1.2" (default) or "1.3" */
   const char *ciphers;     /* TLS 1.2 cipher list; NULL: OpenSSL's default */
 } jrpcd_tls_conf_t;
-
-typedef struct jrpcd_tls_ctx jrpcd_tls_ctx_t;
 
 /* Reads the files and checks that key and certificate belong together.
  * NULL with a message naming the file and OpenSSL's reason. */
