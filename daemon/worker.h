@@ -76,7 +76,10 @@ typedef struct jrpcd_conn {
   uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
   uint8_t closed;       /* uv_close called */
   uint8_t peer_counted; /* counted in max_connections_per_peer (pkey) */
+  uint8_t sniff;        /* plain TCP, nothing read yet: a TLS client is
+                           told apart (conn.c) */
   jrpcd_peerkey_t pkey;
+  struct jrpcd_conn_tls *tls; /* on a TLS listener (conn_tls.h), or NULL */
 } jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */
