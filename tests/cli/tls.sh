@@ -108,6 +108,46 @@ try:
             print(got.decode().strip() if got else "closed")
         except (ssl.SSLError, OSError) as e:
             print("closed", e)
+    elif mode == "bulk":  # 6 MB of replies to a small window, read late
+        import threading, time
+        raw.close()
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+        raw.settimeout(20)
+        raw.connect(("127.0.0.1", port))
+        s = ctx().wrap_socket(raw, server_hostname="127.0.0.1")
+        blob = b"x" * 150000
+        def send():
+            for i in range(40):
+                s.sendall(b'{"jsonrpc":"2.0","method":"echo","params":["%s"],"id":%d}\n'
+                          % (blob, i))
+        t = threading.Thread(target=send)
+        t.start()
+        time.sleep(1)
+        buf, lines = b"", []
+        while len(lines) < 40:
+            b = s.recv(65536)
+            if not b:
+                break
+            buf += b
+            *done, buf = buf.split(b"\n")
+            lines += done
+        t.join()
+        ok = sum(1 for i, l in enumerate(lines)
+                 if l == b'{"jsonrpc":"2.0","result":["%s"],"id":%d}' % (blob, i))
+        print("%d of 40 whole" % ok)
+    elif mode == "held":  # 3 deferred calls, 3 records, one write
+        s = ctx().wrap_socket(raw, server_hostname="127.0.0.1")
+        for i in range(3):  # a record each
+            s.sendall(b'{"jsonrpc":"2.0","method":"sleep.ms","params":[50],'
+                      b'"id":%d}\n' % i)
+        buf = b""
+        while buf.count(b"\n") < 3:
+            b = s.recv(4096)
+            if not b:
+                break
+            buf += b
+        print(buf.decode().strip().replace("\n", " "))
     elif mode == "stall":  # half a ClientHello, then nothing
         raw.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
         got = raw.recv(4096)
@@ -234,6 +274,7 @@ main() {
 workers = 2
 plugin_dir = $HANDLERS
 frame_timeout_ms = 1000
+max_pending_calls = 1
 [listen local]
 unix = $T/local.sock
 [listen tls]
@@ -256,6 +297,10 @@ peers = cert:alice san:bob.example
 tcp = 127.0.0.1:$pp
 [plugin math]
 path = math.so
+[plugin echo]
+path = echo.so
+[plugin sleep]
+path = sleep.so
 CONF
   run_jrpcd check -t -c "$T/tls.conf"
   expect_rc check 0 &&
@@ -273,6 +318,14 @@ CONF
     fail "length framing over TLS: got: $got"
   fi
   expect_reply "python ssl, newline framing" "$(pycall newline "$pn")"
+  # More output than the socket and output_high_water take: written in
+  # pieces, reading paused and resumed, every reply whole and in order.
+  got=$(pycall bulk "$pn")
+  if [[ "$got" == "40 of 40 whole" ]]; then
+    pass "6 MB of replies to a client that reads late"
+  else
+    fail "6 MB of replies over TLS: $got"
+  fi
 
   # Mutual TLS and cert:/san: peers.
   expect_reply "mTLS: alice by cert:alice (socat)" "$(socat_call "$pm" alice)"
@@ -285,6 +338,16 @@ CONF
   logged "another CA: logged" "client certificate: unable to get local issuer certificate"
   expect_closed "mTLS: an expired certificate" "$(pycall newline "$pm" old)"
   logged "expired: logged" "client certificate: certificate has expired"
+
+  # max_pending_calls = 1: the second and third calls wait, decrypted or
+  # not, until the first is answered; reading then goes on from what the
+  # session holds, with nothing more coming from the socket.
+  got=$(pycall held "$pn")
+  if [[ "$got" == '{"jsonrpc":"2.0","result":50,"id":0} {"jsonrpc":"2.0","result":50,"id":1} {"jsonrpc":"2.0","result":50,"id":2}' ]]; then
+    pass "deferred calls over max_pending_calls: all three answered"
+  else
+    fail "three deferred calls over TLS, max_pending_calls = 1: got: $got"
+  fi
 
   # Wrong protocol on either side.
   got=$(printf '%s\n' "$ADD" | timeout 10 socat -t 5 - "TCP:127.0.0.1:$pn" 2>&1 || true)
