@@ -327,6 +327,19 @@ CONF
     fail "6 MB of replies over TLS: $got"
   fi
 
+  # The README's command, as written there, against this daemon's mTLS
+  # port, with its files named as the README names them.
+  local cmd
+  cmd=$(sed -n '/<!-- tls-example/,/<!-- \/tls-example/{s/^\$ //p}' "$ROOT/README.md")
+  if [[ "$cmd" == *"socat - OPENSSL:127.0.0.1:7443,cafile=ca.pem,cert=client.pem,key=client.key" ]]; then
+    cp "$T/alice.pem" "$T/client.pem"
+    cp "$T/alice.key" "$T/client.key"
+    got=$(cd "$T" && timeout 10 bash -c "${cmd//7443/$pm}" 2>&1 || true)
+    expect_reply "the README's socat OPENSSL command" "$got"
+  else
+    fail "README.md: no tls-example socat command found (got: $cmd)"
+  fi
+
   # Mutual TLS and cert:/san: peers.
   expect_reply "mTLS: alice by cert:alice (socat)" "$(socat_call "$pm" alice)"
   expect_reply "mTLS: bob by san:bob.example" "$(pycall newline "$pm" bob)"
