@@ -268,6 +268,9 @@ int main(int argc, char **argv) {
     case 'V':
       printf("jrpcd %s (handler ABI %u.%u)\n", JRPCD_VERSION, JRPC_ABI_MAJOR,
              JRPC_ABI_MINOR);
+      printf("TLS: %s\n", jrpcd_tls_library()
+                              ? jrpcd_tls_library()
+                              : "no (built with -DJRPC_TLS=OFF)");
       return 0;
     case 'h':
       usage(stdout);

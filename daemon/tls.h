@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 int jrpcd_tls_available(void);
+/* "OpenSSL 3.0.19 27 Jan 2026", or NULL without TLS: for jrpcd -V. */
+const char *jrpcd_tls_library(void);
 
 typedef struct jrpcd_tls_ctx jrpcd_tls_ctx_t;
 

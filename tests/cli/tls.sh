@@ -247,11 +247,24 @@ hup() { # waits for the next "reloaded"
   fail "no reload logged after SIGHUP"
 }
 
+# A build with -DJRPC_TLS=OFF: each tls_ key is refused, saying why.
+without_tls() {
+  printf '[listen t]\ntcp = 127.0.0.1:1\ntls_key = /k.pem\ntls_cert = /c.pem\n' >"$T/off.conf"
+  run_jrpcd off -t -c "$T/off.conf"
+  expect_rc off 1 &&
+    expect_in off err "off.conf:3: [listen t] tls_key: needs a build with TLS (-DJRPC_TLS=ON)" || true
+  finish
+}
+
 main() {
   need_cmd openssl
   need_cmd socat
   [[ -x /usr/bin/python3 ]] || die "/usr/bin/python3 is required"
   setup_tmp
+  if "$JRPCD" -V | grep -q "^TLS: no (built with -DJRPC_TLS=OFF)$"; then
+    without_tls
+    return
+  fi
   mkca ca test-ca
   mkca other other-ca
   mkcert server localhost 1001 "IP:127.0.0.1,DNS:localhost"
@@ -302,6 +315,8 @@ path = echo.so
 [plugin sleep]
 path = sleep.so
 CONF
+  run_jrpcd version -V
+  expect_rc version 0 && expect_in version out "TLS: OpenSSL 3." || true
   run_jrpcd check -t -c "$T/tls.conf"
   expect_rc check 0 &&
     expect_in check out "listen mtls: tcp:127.0.0.1:$pm, newline framing, TLS (certificate valid until" &&
