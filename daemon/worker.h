@@ -109,6 +109,8 @@ typedef struct jrpcd_worker {
   uint64_t accept_resumed;    /* uv_now when it last listened again */
   jrpcd_ratelog_t accept_log; /* failed accepts */
   jrpcd_conn_t conns;         /* list head */
+  char *tls_in; /* ciphertext read by its TLS connections (conn_tls.c), made
+                   at the first; NULL until then */
   uint32_t nconns;
   atomic_uint load;             /* connections, as other workers see it */
   uint32_t nwork;               /* queue_work tasks not done */

@@ -148,6 +148,16 @@ try:
                 break
             buf += b
         print(buf.decode().strip().replace("\n", " "))
+    elif mode == "partial":  # half a request line, then nothing
+        s = ctx().wrap_socket(raw, server_hostname="127.0.0.1")
+        s.sendall(REQ[:20])
+        got = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            got += b
+        print(got.decode().strip(), "closed")
     elif mode == "stall":  # half a ClientHello, then nothing
         raw.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
         got = raw.recv(4096)
@@ -375,6 +385,14 @@ CONF
     pass "deferred calls over max_pending_calls: all three answered"
   else
     fail "three deferred calls over TLS, max_pending_calls = 1: got: $got"
+  fi
+
+  # frame_timeout_ms holds over TLS as on plain connections.
+  got=$(pycall partial "$pn")
+  if [[ "$got" == *'"code":-32009'*closed ]]; then
+    pass "a frame incomplete over TLS: -32009, then closed"
+  else
+    fail "a frame incomplete over TLS: expected -32009 and a close, got: $got"
   fi
 
   # Wrong protocol on either side.
