@@ -387,6 +387,17 @@ CONF
     fail "three deferred calls over TLS, max_pending_calls = 1: got: $got"
   fi
 
+  # tls_min_version = 1.3 on the length-framed port: a TLS 1.2 client is
+  # turned away in the handshake.
+  got=$(timeout 10 openssl s_client -tls1_2 -connect "127.0.0.1:$pl" \
+    -CAfile "$T/ca.pem" </dev/null 2>&1 || true)
+  if [[ "$got" != *"New, TLSv1.2, Cipher is"* && "$got" == *"Cipher is (NONE)"* ]]; then
+    pass "tls_min_version = 1.3: no TLS 1.2 session"
+  else
+    fail "tls_min_version = 1.3 let a TLS 1.2 client in"
+  fi
+  logged "TLS 1.2 client on a 1.3 port: logged" "TLS: handshake: unsupported protocol"
+
   # frame_timeout_ms holds over TLS as on plain connections.
   got=$(pycall partial "$pn")
   if [[ "$got" == *'"code":-32009'*closed ]]; then
@@ -428,6 +439,22 @@ CONF
   expect_serial "after a broken key, serial 2002 still" "$pn" serial=07D2
   expect_reply "serving after the broken key" "$(socat_call "$pn")"
   stop_daemon tls "$PID" "$T/local.sock"
+
+  # Files and settings that cannot work stop jrpcd -t, each with its line.
+  bad_tls() { # NAME TEXT KEY-LINES...
+    local name=$1 want=$2
+    shift 2
+    printf '[listen t]\ntcp = 127.0.0.1:%s\n' "$pn" >"$T/$name.conf"
+    printf '%s\n' "$@" >>"$T/$name.conf"
+    run_jrpcd "$name" -t -c "$T/$name.conf"
+    expect_rc "$name" 1 && expect_in "$name" err "$want" && pass "$name: $want" || true
+  }
+  bad_tls wrong_key "tls_key: $T/alice.key is not the key of tls_cert $T/server.pem" \
+    "tls_cert = $T/server.pem" "tls_key = $T/alice.key"
+  bad_tls no_cert "tls_cert: $T/none.pem: " \
+    "tls_cert = $T/none.pem" "tls_key = $T/server.key"
+  bad_tls bad_ciphers 'tls_ciphers: "NO-SUCH-CIPHER": ' \
+    "tls_cert = $T/server.pem" "tls_key = $T/server.key" "tls_ciphers = NO-SUCH-CIPHER"
 
   # At start, a broken key is fatal, with its reason.
   run_jrpcd broken -c "$T/tls.conf"
