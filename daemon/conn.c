@@ -110,6 +110,7 @@ static void maybe_done(jrpcd_conn_t *c) {
 
 static void start_reading(jrpcd_conn_t *c);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 static void stop_reading(jrpcd_conn_t *c) {
   if (c->reading)
@@ -117,11 +118,16 @@ static void stop_reading(jrpcd_conn_t *c) {
   c->reading = 0;
 }
 
+/* The callbacks say what kind of connection it is, so that on_read, the
+ * plain path, tests nothing for TLS. */
 static void start_reading(jrpcd_conn_t *c) {
-  if (!c->reading && !c->finishing && !c->closed &&
-      (c->tls
-           ? uv_read_start(&c->h.s, jrpcd_conn_tls_alloc, jrpcd_conn_tls_read)
-           : uv_read_start(&c->h.s, on_alloc, on_read)) == 0)
+  if (c->reading || c->finishing || c->closed)
+    return;
+  uv_alloc_cb alloc = c->tls ? jrpcd_conn_tls_alloc : on_alloc;
+  uv_read_cb read = c->tls     ? jrpcd_conn_tls_read
+                    : c->sniff ? on_first_read
+                               : on_read;
+  if (uv_read_start(&c->h.s, alloc, read) == 0)
     c->reading = 1;
 }
 
@@ -309,7 +315,6 @@ void jrpcd_conn_eof(jrpcd_conn_t *c) {
  * (0x16 0x03: a handshake, TLS 1.x): neither a JSON text nor a length
  * prefix within max_frame_bytes can start so. Said once, then closed. */
 static int tls_client_on_plain(jrpcd_conn_t *c, const char *p, size_t n) {
-  c->sniff = 0;
   if (p[0] != 0x16 || (n > 1 && p[1] != 0x03) ||
       (c->l->framing == JRPC_FRAMING_LENGTH &&
        c->w->srv->conf.max_frame_bytes >= 0x16030000u))
@@ -326,8 +331,6 @@ static int tls_client_on_plain(jrpcd_conn_t *c, const char *p, size_t n) {
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpcd_conn_t *c = s->data;
   if (nread > 0) {
-    if (c->sniff && tls_client_on_plain(c, buf->base, (size_t)nread))
-      return;
     c->last_active = uv_now(&c->w->loop);
     JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)nread);
     feed(c, (size_t)nread, 0);
@@ -346,6 +349,20 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   }
   jrpcd_conn_close(c, uv_strerror((int)nread));
+}
+
+/* The first read of a plain TCP connection: looked at once, then reads go
+ * straight to on_read. */
+static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  jrpcd_conn_t *c = s->data;
+  if (nread == 0)
+    return; /* EAGAIN */
+  if (nread > 0 && tls_client_on_plain(c, buf->base, (size_t)nread))
+    return;
+  c->sniff = 0;
+  stop_reading(c);
+  start_reading(c); /* on_read from now on */
+  on_read(s, nread, buf);
 }
 
 static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
