@@ -143,6 +143,12 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
       jrpcd_config_free(&c);
       return;
     }
+  /* A socket's protocol is fixed at start, like its address. */
+  for (size_t i = 0; i < s->nlisteners; i++)
+    if (!s->listeners[i].tls && jrpcd_gen_tls(g, s->listeners[i].name))
+      jrpcd_warn("[listen %s]: tls_cert is new, but TLS changes only on a "
+                 "restart: it stays plain",
+                 s->listeners[i].name);
   s->gen_serial++;
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_use(&s->workers[i], g);

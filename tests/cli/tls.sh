@@ -437,7 +437,14 @@ CONF
   expect_serial "serial 1001 before the reload" "$pn" serial=03E9
   cp "$T/server2.pem" "$T/live.pem"
   cp "$T/server2.key" "$T/live.key"
+  # tls_cert on the plain listener too: it stays plain until a restart.
+  sed -i "/^tcp = 127.0.0.1:$pp\$/a tls_cert = $T/server.pem\ntls_key = $T/server.key" \
+    "$T/tls.conf"
   hup
+  logged "tls_cert added by a reload: said to wait for a restart" \
+    "[listen plain]: tls_cert is new, but TLS changes only on a restart"
+  expect_reply "the plain listener still plain after the reload" \
+    "$(printf '%s\n' "$ADD" | timeout 10 socat -t 5 - "TCP:127.0.0.1:$pp" 2>&1 || true)"
   expect_serial "SIGHUP: new connections get serial 2002" "$pn" serial=07D2
   echo "not a key" >"$T/live.key"
   hup
