@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "conn_tls.h"
 #include "log.h"
 #include "server.h"
 
@@ -30,11 +31,21 @@ typedef struct jrpcd_view {
   uint8_t decide[]; /* per slot */
 } jrpcd_view_t;
 
+/* Room for what an identity points to. */
+typedef struct ident_buf {
+  uint32_t groups[256];
+  const char *sans[32];
+  char names[2048];
+} ident_buf_t;
+
 /* Reads the peer's identity off the socket: credentials and (when asked)
- * supplementary groups on Unix sockets, the address on TCP. 0, or -1 when
- * the peer cannot be known (gone already). */
-static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
-                         uint32_t *groups, size_t cap, int want_groups) {
+ * supplementary groups on Unix sockets, the address on TCP, and on TLS
+ * the verified certificate's CN and DNS names. 0, or -1 when the peer
+ * cannot be known (gone already). */
+static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
+                         int want_groups) {
+  uint32_t *groups = b->groups;
+  size_t cap = sizeof(b->groups) / sizeof(b->groups[0]);
   memset(id, 0, sizeof(*id));
   int fd = -1;
   uv_fileno(&c->h.h, &fd);
@@ -59,6 +70,8 @@ static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
   if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
     return -1;
   jrpcd_identity_set_addr(id, (const struct sockaddr *)&ss);
+  if (c->tls)
+    jrpcd_conn_tls_identity(c, id, b->sans, 32, b->names, sizeof(b->names));
   return 0;
 }
 
@@ -215,9 +228,9 @@ int jrpcd_conn_admit(jrpcd_conn_t *c) {
   if (!peers && !views && !w->srv->peers_open.limit)
     return 1; /* nothing to know of the peer */
   jrpcd_identity_t id;
-  uint32_t groups[256];
+  ident_buf_t buf;
   int want_groups = (pol && pol->want_groups) || w->gen->has_access;
-  if (conn_identity(c, &id, groups, 256, want_groups) != 0)
+  if (conn_identity(c, &id, &buf, want_groups) != 0)
     return 0; /* gone already, or unknown: not let in */
   if (peers && !jrpcd_plist_match(&pol->peers, &id)) {
     turned_away(c);
@@ -237,9 +250,9 @@ void jrpcd_conn_regen(jrpcd_conn_t *c) {
   if (!pol || (!pol->methods.n && !w->gen->has_access))
     return;
   jrpcd_identity_t id;
-  uint32_t groups[256];
+  ident_buf_t buf;
   const jrpc__registry_t *r = NULL;
-  if (conn_identity(c, &id, groups, 256, 1) == 0)
+  if (conn_identity(c, &id, &buf, 1) == 0)
     r = lookup_for(c, w->gen, pol, &id);
   if (r)
     c->reg = r;

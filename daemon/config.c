@@ -340,8 +340,9 @@ static void check_peers(parse_t *p, const jrpcd_listen_conf_t *l) {
     else if ((pr.kind == JRPCD_PRIN_UID || pr.kind == JRPCD_PRIN_GID) &&
              l->kind != JRPCD_LISTEN_UNIX)
       bad = "a uid or group names a Unix peer; this is a tcp listener";
-    else if (pr.kind == JRPCD_PRIN_CERT || pr.kind == JRPCD_PRIN_SAN)
-      bad = "a certificate name needs a TLS listener";
+    else if ((pr.kind == JRPCD_PRIN_CERT || pr.kind == JRPCD_PRIN_SAN) &&
+             !l->tls_cert)
+      bad = "a certificate name needs a TLS listener (tls_cert)";
     jrpcd_principal_free(&pr);
     if (bad) {
       const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, "peers");
@@ -349,6 +350,36 @@ static void check_peers(parse_t *p, const jrpcd_listen_conf_t *l) {
       return;
     }
   }
+}
+
+/* The tls_ keys: only in a build with TLS; tls_cert and tls_key come
+ * together, and the others need them. Whether the files load is found out
+ * when the plugin generation loads (and again on every SIGHUP). */
+static int check_tls(parse_t *p, const jrpcd_listen_conf_t *l) {
+  const jrpcd_key_t *first = NULL;
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    if (k->section == JRPCD_SEC_LISTEN && p->seen[i] &&
+        strncmp(k->name, "tls_", 4) == 0 &&
+        (!first || p->seen[i] < seen_line(p, first)))
+      first = k;
+  }
+  if (!first)
+    return 0;
+#ifndef JRPC_HAVE_TLS
+  fail_key(p, seen_line(p, first), first->name,
+           "needs a build with TLS (-DJRPC_TLS=ON)");
+  return -1;
+#else
+  const char *missing = !l->tls_cert  ? "tls_cert"
+                        : !l->tls_key ? "tls_key"
+                                      : NULL;
+  if (!missing)
+    return 0;
+  fail_key(p, seen_line(p, first), first->name,
+           "TLS needs both tls_cert and tls_key (%s is not set)", missing);
+  return -1;
+#endif
 }
 
 /* A listener is of the kind of its one kind key (unix, tcp); the keys of
@@ -398,7 +429,8 @@ static void end_listen(parse_t *p) {
              jrpcd_kind_names[l->kind]);
     return;
   }
-  check_peers(p, l);
+  if (check_tls(p, l) == 0)
+    check_peers(p, l);
 }
 
 /* Checks that need the whole section, run when the next one starts. */

@@ -37,6 +37,12 @@ typedef struct jrpcd_listen_conf {
   char **peers;   /* principals let in (access.h), NULL-terminated; NULL:
                      anyone */
   char **methods; /* globs of the methods served here; NULL: all */
+  /* tcp: TLS when tls_cert is set (daemon/tls.h); files are read when the
+   * plugin generation loads, so SIGHUP reads them again. */
+  char *tls_cert, *tls_key; /* PEM files */
+  char *tls_client_ca;      /* PEM: mutual TLS; NULL: no client cert */
+  char *tls_min_version;    /* "1.2" or "1.3" */
+  char *tls_ciphers;        /* NULL: OpenSSL's default */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {

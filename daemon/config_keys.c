@@ -74,6 +74,10 @@ static int principal_parses(const char *value, char *why, size_t whylen) {
 #define PLUGIN(m) .section = JRPCD_SEC_PLUGIN, FIELD(jrpcd_plugin_conf_t, m)
 #define UINT(lo, hi) .type = JRPCD_KEY_UINT, .min = (lo), .max = (hi)
 #define UNIX_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_UNIX)
+#define TCP_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_TCP)
+
+static const jrpcd_key_word_t tls_versions[] = {
+    {"1.2", 0}, {"1.3", 0}, {NULL, 0}};
 
 /* In the order the "unknown key" message lists them. */
 const jrpcd_key_t jrpcd_keys[] = {
@@ -163,6 +167,23 @@ const jrpcd_key_t jrpcd_keys[] = {
      .what = "the peers let in", .check = principal_parses,
      .doc = "who may connect: addresses and CIDR ranges (tcp), uid:, gid:, "
             "user:, group: (unix); anyone when unset"},
+    {"tls_cert", LISTEN(tls_cert), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a PEM file", TCP_ONLY,
+     .doc = "TLS on this listener: its certificate chain (PEM)"},
+    {"tls_key", LISTEN(tls_key), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a PEM file", TCP_ONLY,
+     .doc = "the private key of tls_cert (PEM)"},
+    {"tls_client_ca", LISTEN(tls_client_ca), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a PEM file", TCP_ONLY,
+     .doc = "mutual TLS: clients must present a certificate signed by these "
+            "CAs"},
+    {"tls_min_version", LISTEN(tls_min_version), .type = JRPCD_KEY_WORD,
+     .words = tls_versions, .what = "a TLS version", TCP_ONLY,
+     .doc = "the oldest TLS version accepted (unset: 1.2)"},
+    {"tls_ciphers", LISTEN(tls_ciphers), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "an OpenSSL cipher list", TCP_ONLY,
+     .doc = "TLS 1.2 cipher list (OpenSSL syntax); OpenSSL's default when "
+            "unset"},
 
     /* [plugin NAME]: its other keys go to the plugin. */
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "conn_tls.h"
 #include "log.h"
 #include "server.h"
 
@@ -29,7 +30,10 @@ static void list_drop(jrpcd_conn_t *c) {
 }
 
 static void on_closed(uv_handle_t *h) {
-  free(h->data);
+  jrpcd_conn_t *c = h->data;
+  if (c->tls)
+    jrpcd_conn_tls_free(c);
+  free(c);
 }
 
 static void on_bare_closed(uv_handle_t *h) {
@@ -104,6 +108,7 @@ static void maybe_done(jrpcd_conn_t *c) {
 
 static void start_reading(jrpcd_conn_t *c);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 static void stop_reading(jrpcd_conn_t *c) {
   if (c->reading)
@@ -111,9 +116,16 @@ static void stop_reading(jrpcd_conn_t *c) {
   c->reading = 0;
 }
 
+/* The callbacks say what kind of connection it is, so that on_read, the
+ * plain path, tests nothing for TLS. */
 static void start_reading(jrpcd_conn_t *c) {
-  if (!c->reading && !c->finishing && !c->closed &&
-      uv_read_start(&c->h.s, on_alloc, on_read) == 0)
+  if (c->reading || c->finishing || c->closed)
+    return;
+  uv_alloc_cb alloc = c->tls ? jrpcd_conn_tls_alloc : on_alloc;
+  uv_read_cb read = c->tls     ? jrpcd_conn_tls_read
+                    : c->sniff ? on_first_read
+                               : on_read;
+  if (uv_read_start(&c->h.s, alloc, read) == 0)
     c->reading = 1;
 }
 
@@ -156,12 +168,13 @@ static void update_flow(jrpcd_conn_t *c) {
   } else if (c->paused && !full && pending <= high / 2) {
     c->paused = 0;
     start_reading(c);
+    if (c->tls)
+      jrpcd_conn_tls_pump(c); /* what the session decrypted and held */
   }
 }
 
-void jrpcd_conn_flush(jrpcd_conn_t *c) {
-  if (c->closed || c->feeding)
-    return;
+/* Sends the plaintext output: 0, or -1 when the connection was closed. */
+static int send_plain(jrpcd_conn_t *c) {
   const char *ptrs[IOV_MAX_BATCH];
   size_t lens[IOV_MAX_BATCH];
   uv_buf_t bufs[IOV_MAX_BATCH];
@@ -181,7 +194,7 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
       n = 0;
     else if (n < 0) {
       jrpcd_conn_close(c, uv_strerror(n));
-      return;
+      return -1;
     }
     if (n > 0) {
       JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)n);
@@ -201,12 +214,20 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
     int rc = uv_write(&c->wreq, &c->h.s, bufs, (unsigned)k, on_written);
     if (rc) {
       jrpcd_conn_close(c, uv_strerror(rc));
-      return;
+      return -1;
     }
     c->writing = 1;
     c->wbytes = total;
     break;
   }
+  return 0;
+}
+
+void jrpcd_conn_flush(jrpcd_conn_t *c) {
+  if (c->closed || c->feeding)
+    return;
+  if ((c->tls ? jrpcd_conn_tls_send(c) : send_plain(c)) != 0)
+    return;
   /* Everything sent and nothing half-read: the output segment goes back
    * to the pool too, so an idle connection costs only its own struct. A
    * ping-pong client pays one pool get and put per request for this. */
@@ -221,7 +242,7 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
  * all that), so the client gets its first replies while later frames are
  * still being worked on. */
 static void send_early(jrpcd_conn_t *c) {
-  if (c->writing)
+  if (c->writing || c->tls)
     return;
   const char *ptrs[IOV_MAX_BATCH];
   size_t lens[IOV_MAX_BATCH];
@@ -281,6 +302,36 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof) {
   jrpcd_conn_flush(c);
 }
 
+void jrpcd_conn_input(jrpcd_conn_t *c, size_t n, int eof) {
+  feed(c, n, eof);
+}
+
+void jrpcd_conn_eof(jrpcd_conn_t *c) {
+  /* Half-closed (socat at the end of its input): a last unterminated
+   * line is still a frame, and every reply is still sent. */
+  stop_reading(c);
+  c->finishing = 1;
+  c->eof = 1;
+  feed(c, 0, 1);
+}
+
+/* The first bytes on a plain TCP listener are a TLS record header
+ * (0x16 0x03: a handshake, TLS 1.x): neither a JSON text nor a length
+ * prefix within max_frame_bytes can start so. Said once, then closed. */
+static int tls_client_on_plain(jrpcd_conn_t *c, const char *p, size_t n) {
+  if (p[0] != 0x16 || (n > 1 && p[1] != 0x03) ||
+      (c->l->framing == JRPC_FRAMING_LENGTH &&
+       c->w->srv->conf.max_frame_bytes >= 0x16030000u))
+    return 0;
+  char pt[96];
+  jrpcd_info("connection %llu from %s on %s: a TLS handshake on a listener "
+             "without TLS (no tls_cert); closing it",
+             (unsigned long long)c->id, jrpcd_conn_peer_text(c, pt, sizeof(pt)),
+             c->l->desc);
+  jrpcd_conn_close(c, NULL);
+  return 1;
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpcd_conn_t *c = s->data;
   if (nread > 0) {
@@ -292,12 +343,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (nread == 0)
     return; /* EAGAIN */
   if (nread == UV_EOF) {
-    /* Half-closed (socat at the end of its input): a last unterminated
-     * line is still a frame, and every reply is still sent. */
-    stop_reading(c);
-    c->finishing = 1;
-    c->eof = 1;
-    feed(c, 0, 1);
+    jrpcd_conn_eof(c);
     return;
   }
   if (nread == UV_ENOBUFS) {
@@ -307,6 +353,20 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   }
   jrpcd_conn_close(c, uv_strerror((int)nread));
+}
+
+/* The first read of a plain TCP connection: looked at once, then reads go
+ * straight to on_read. */
+static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  jrpcd_conn_t *c = s->data;
+  if (nread == 0)
+    return; /* EAGAIN */
+  if (nread > 0 && tls_client_on_plain(c, buf->base, (size_t)nread))
+    return;
+  c->sniff = 0;
+  stop_reading(c);
+  start_reading(c); /* on_read from now on */
+  on_read(s, nread, buf);
 }
 
 static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
@@ -337,14 +397,24 @@ static void conn_start(jrpcd_conn_t *c) {
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   c->st.frame_budget = w->srv->conf.early_reply_frames;
   peer_of(c);
-  if (!l->is_unix)
+  if (!l->is_unix) {
     uv_tcp_nodelay(&c->h.tcp, 1);
+    c->sniff = !l->tls;
+  }
   c->last_active = uv_now(&w->loop);
   list_push(&w->conns, c);
   w->nconns++;
   atomic_fetch_add(&w->load, 1);
-  if (!jrpcd_conn_admit(c)) {
-    jrpcd_conn_close(c, NULL); /* before any byte is read */
+  /* A TLS peer is judged once its certificate is known (conn_tls.c calls
+   * jrpcd_conn_admit after the handshake); a plain one now, before any
+   * byte is read (no frame of a TLS peer is read before that). */
+  c->reg = &w->gen->reg;
+  if (!l->tls && !jrpcd_conn_admit(c)) {
+    jrpcd_conn_close(c, NULL);
+    return;
+  }
+  if (l->tls && jrpcd_conn_tls_start(c) != 0) {
+    jrpcd_conn_close(c, NULL);
     return;
   }
   JRPC__STAT_INC(w->accepted);
@@ -467,6 +537,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
     jrpcd_debug("connection %llu from %s closed: %s", (unsigned long long)c->id,
                 jrpcd_conn_peer_text(c, pt, sizeof(pt)), why);
   }
+  if (c->tls)
+    jrpcd_conn_tls_close(c);
   c->closed = 1;
   if (c->peer_counted)
     jrpcd_peercount_give(&c->w->srv->peers_open, &c->pkey);
@@ -485,7 +557,7 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
   if (c->closed)
     return;
   stop_reading(c);
-  if (!c->finishing && !c->paused) {
+  if (!c->finishing && !c->paused && !c->tls) {
     /* Answer what the peer sent before the stop: whatever is already in
      * the socket's receive buffer, read without waiting. (Not for a client
      * that was paused for not reading its replies: what it sent since was
@@ -537,6 +609,8 @@ static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
 void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
                       uint64_t frame_ms) {
   if (c->closed)
+    return;
+  if (c->tls && jrpcd_conn_tls_expired(c, now, frame_ms))
     return;
   if (c->frame_start) {
     /* Paused connections do not read, and held frames are complete:

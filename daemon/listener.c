@@ -197,6 +197,7 @@ static void init_common(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c) {
   l->name = strdup(c->name);
   l->framing = c->framing;
   l->stats = c->stats;
+  l->tls = c->tls_cert != NULL;
   l->is_unix = c->kind == JRPCD_LISTEN_UNIX;
   conf_desc(c, l->desc, sizeof(l->desc));
 }

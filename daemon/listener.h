@@ -19,6 +19,7 @@ typedef struct jrpcd_listener {
   ino_t ino;
   jrpc__framing_t framing;
   int stats;      /* rpc.stats is answered on this listener */
+  int tls;        /* TLS as started (the generation holds the context) */
   int passed;     /* handed over by the service manager (activation.h) */
   char desc[160]; /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
 } jrpcd_listener_t;

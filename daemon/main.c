@@ -12,6 +12,7 @@
 
 #include "activation.h"
 #include "config_keys.h"
+#include "gen_tls.h"
 #include "log.h"
 #include "parser.h"
 #include "sdnotify.h"
@@ -138,6 +139,11 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
     jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
     return 1;
   }
+  if (jrpcd_gen_tls_load(g, c, NULL, err, sizeof(err))) {
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
+    jrpcd_gen_release(g);
+    return 1;
+  }
   printf("config %s: %u workers, parser %s", c->file, c->workers, c->parser);
   jrpc__parser_t *p = strcmp(c->parser, "auto") != 0
                           ? jrpc__parser_new(c->parser)
@@ -178,11 +184,14 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
     if (l->kind == JRPCD_LISTEN_UNIX)
       printf("listen %s: unix:%s mode %04o, %s framing\n", l->name, l->path,
              l->mode, l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
-    else
-      printf("listen %s: tcp:%s%s%s:%u, %s framing\n", l->name,
+    else {
+      char tls[128];
+      jrpcd_gen_tls_describe(g, l->name, tls, sizeof(tls));
+      printf("listen %s: tcp:%s%s%s:%u, %s framing%s\n", l->name,
              strchr(l->host, ':') ? "[" : "", l->host,
              strchr(l->host, ':') ? "]" : "", l->port,
-             l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
+             l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline", tls);
+    }
   }
   jrpcd_gen_describe(g, stdout);
   int bad = g->failed > 0;
@@ -259,6 +268,9 @@ int main(int argc, char **argv) {
     case 'V':
       printf("jrpcd %s (handler ABI %u.%u)\n", JRPCD_VERSION, JRPC_ABI_MAJOR,
              JRPC_ABI_MINOR);
+      printf("TLS: %s\n", jrpcd_tls_library()
+                              ? jrpcd_tls_library()
+                              : "no (built with -DJRPC_TLS=OFF)");
       return 0;
     case 'h':
       usage(stdout);

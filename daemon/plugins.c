@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_tls.h"
 #include "log.h"
 #include "rpcstats.h"
 
@@ -142,6 +143,7 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   jrpcd_views_free(g);
   jrpcd_access_free(&g->access);
   pthread_mutex_destroy(&g->views_mu);
+  jrpcd_gen_tls_free(g);
   free(g);
 }
 

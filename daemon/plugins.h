@@ -45,6 +45,9 @@ typedef struct jrpcd_gen {
   pthread_mutex_t views_mu;
   struct jrpcd_view *views;
   size_t nviews;
+  /* Each [listen] section's TLS context, indexed like policies; NULL for
+   * a plain listener (gen_tls.h fills it). */
+  struct jrpcd_tls_ctx **tls;
 } jrpcd_gen_t;
 
 /* Loads every plugin of c. With c->strict_plugins, the first failure

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gen_tls.h"
 #include "log.h"
 #include "privs.h"
 #include "sdnotify.h"
@@ -34,7 +35,8 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
    * before plugins load, not after. */
   if (act && jrpcd_activation_check(act, &s->conf, err, errlen))
     return -1;
-  if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen))
+  if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen) ||
+      jrpcd_gen_tls_load(s->gen, &s->conf, NULL, err, errlen))
     return -1;
   s->listeners = calloc(s->conf.nlistens, sizeof(*s->listeners));
   if (!s->listeners) {
@@ -121,6 +123,14 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
     jrpcd_config_free(&c);
     return;
   }
+  /* Certificates that fail to load keep the previous ones (logged): the
+   * plugins still reload. */
+  if (jrpcd_gen_tls_load(g, &c, s->gen, err, sizeof(err))) {
+    reload_failed(status, n, err);
+    jrpcd_gen_release(g);
+    jrpcd_config_free(&c);
+    return;
+  }
   /* Listeners stay as started, but who they let in comes from the new
    * config: one whose section is gone would be left with no rule. */
   for (size_t i = 0; i < s->nlisteners; i++)
@@ -133,6 +143,12 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
       jrpcd_config_free(&c);
       return;
     }
+  /* A socket's protocol is fixed at start, like its address. */
+  for (size_t i = 0; i < s->nlisteners; i++)
+    if (!s->listeners[i].tls && jrpcd_gen_tls(g, s->listeners[i].name))
+      jrpcd_warn("[listen %s]: tls_cert is new, but TLS changes only on a "
+                 "restart: it stays plain",
+                 s->listeners[i].name);
   s->gen_serial++;
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_use(&s->workers[i], g);
@@ -184,12 +200,14 @@ int jrpcd_server_run(jrpcd_server_t *s) {
     const jrpcd_listener_t *l = &s->listeners[i];
     const char *framing =
         l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline";
+    char tls[128];
+    jrpcd_gen_tls_describe(s->gen, l->name, tls, sizeof(tls));
     if (l->passed)
-      jrpcd_info("listening on %s (%s framing) for [listen %s], passed by "
+      jrpcd_info("listening on %s (%s framing%s) for [listen %s], passed by "
                  "the service manager as fd %d",
-                 l->desc, framing, l->name, l->fd);
+                 l->desc, framing, tls, l->name, l->fd);
     else
-      jrpcd_info("listening on %s (%s framing)", l->desc, framing);
+      jrpcd_info("listening on %s (%s framing%s)", l->desc, framing, tls);
   }
   jrpcd_info("serving %u methods from %zu plugins with %u workers",
              s->gen->reg.count, s->gen->nplugins, s->nworkers);

@@ -7,6 +7,10 @@ int jrpcd_tls_available(void) {
   return 0;
 }
 
+const char *jrpcd_tls_library(void) {
+  return NULL;
+}
+
 #else
 
 #include <openssl/bio.h>
@@ -26,6 +30,10 @@ struct jrpcd_tls_ctx {
 
 int jrpcd_tls_available(void) {
   return 1;
+}
+
+const char *jrpcd_tls_library(void) {
+  return OpenSSL_version(OPENSSL_VERSION);
 }
 
 /* The first of OpenSSL's queued errors as a person reads it ("no such

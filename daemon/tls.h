@@ -14,6 +14,10 @@
 #include <stdint.h>
 
 int jrpcd_tls_available(void);
+/* "OpenSSL 3.0.19 27 Jan 2026", or NULL without TLS: for jrpcd -V. */
+const char *jrpcd_tls_library(void);
+
+typedef struct jrpcd_tls_ctx jrpcd_tls_ctx_t;
 
 #ifdef JRPC_HAVE_TLS
 
@@ -26,8 +30,6 @@ typedef struct jrpcd_tls_conf {
   const char *min_version; /* "1.2" (default) or "1.3" */
   const char *ciphers;     /* TLS 1.2 cipher list; NULL: OpenSSL's default */
 } jrpcd_tls_conf_t;
-
-typedef struct jrpcd_tls_ctx jrpcd_tls_ctx_t;
 
 /* Reads the files and checks that key and certificate belong together.
  * NULL with a message naming the file and OpenSSL's reason. */

@@ -491,5 +491,7 @@ void jrpcd_worker_free(jrpcd_worker_t *w) {
   w->drops = NULL;
   free(w->servers);
   w->servers = NULL;
+  free(w->tls_in);
+  w->tls_in = NULL;
   pthread_mutex_destroy(&w->mu);
 }

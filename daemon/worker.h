@@ -79,7 +79,10 @@ typedef struct jrpcd_conn {
   /* Where its requests are looked up: the generation's registry, or a
    * view of it for its listener's methods and the [access] rules. */
   const jrpc__registry_t *reg;
+  uint8_t sniff; /* plain TCP, nothing read yet: a TLS client is
+                    told apart (conn.c) */
   jrpcd_peerkey_t pkey;
+  struct jrpcd_conn_tls *tls; /* on a TLS listener (conn_tls.h), or NULL */
 } jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */
@@ -109,6 +112,8 @@ typedef struct jrpcd_worker {
   uint64_t accept_resumed;    /* uv_now when it last listened again */
   jrpcd_ratelog_t accept_log; /* failed accepts */
   jrpcd_conn_t conns;         /* list head */
+  char *tls_in; /* ciphertext read by its TLS connections (conn_tls.c), made
+                   at the first; NULL until then */
   uint32_t nconns;
   atomic_uint load;             /* connections, as other workers see it */
   uint32_t nwork;               /* queue_work tasks not done */

@@ -653,7 +653,8 @@ static void test_errors(void **state) {
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats, methods, peers)",
+               "framing, stats, methods, peers, tls_cert, tls_key, "
+               "tls_client_ca, tls_min_version, tls_ciphers)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
@@ -1063,6 +1064,45 @@ static void test_sample_conf(void **state) {
   free(text);
 }
 
+/* The tls_ keys: tcp only, tls_cert and tls_key together, cert: and san:
+ * peers only where TLS is; a build without TLS refuses every one. The
+ * files themselves are read when the generation loads (tests/cli/tls.sh). */
+static void test_tls_keys(void **state) {
+  (void)state;
+#ifdef JRPC_HAVE_TLS
+  jrpcd_config_t c;
+  load_ok(&c, "[listen s]\ntcp = 127.0.0.1:1\ntls_cert = /c.pem\n"
+              "tls_key = /k.pem\ntls_client_ca = /ca.pem\n"
+              "tls_ciphers = HIGH\npeers = cert:alice san:b.example\n"
+              "[listen p]\ntcp = 127.0.0.1:2\n");
+  assert_string_equal(c.listens[0].tls_cert, "/c.pem");
+  assert_string_equal(c.listens[0].tls_key, "/k.pem");
+  assert_string_equal(c.listens[0].tls_client_ca, "/ca.pem");
+  assert_string_equal(c.listens[0].tls_ciphers, "HIGH");
+  assert_null(c.listens[0].tls_min_version); /* 1.2 */
+  assert_null(c.listens[1].tls_cert);
+  jrpcd_config_free(&c);
+  expect_error("[listen s]\ntcp = 127.0.0.1:1\ntls_cert = /c.pem\n", 3,
+               "tls_cert: TLS needs both tls_cert and tls_key",
+               "tls_key is not set");
+  expect_error("[listen s]\ntcp = 127.0.0.1:1\ntls_key = /k.pem\n", 3,
+               "tls_key: TLS needs both", "tls_cert is not set");
+  expect_error("[listen s]\ntcp = 127.0.0.1:1\ntls_min_version = 1.3\n", 3,
+               "TLS needs both", NULL);
+  expect_error("[listen s]\ntcp = 127.0.0.1:1\ntls_cert = /c\ntls_key = "
+               "/k\ntls_min_version = 1.1\n",
+               5, "tls_min_version", "\"1.1\"");
+  expect_error("[listen s]\nunix = /x.sock\ntls_cert = /c\ntls_key = /k\n", 3,
+               "tls_cert: only for tcp listeners", NULL);
+  expect_error("[listen s]\ntcp = 127.0.0.1:1\npeers = san:b.example\n", 3,
+               "a certificate name needs a TLS listener", NULL);
+#else
+  expect_error("[listen s]\ntcp = 127.0.0.1:1\ntls_ciphers = HIGH\n"
+               "tls_cert = /c.pem\n",
+               3, "tls_ciphers: needs a build with TLS (-DJRPC_TLS=ON)", NULL);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -1084,6 +1124,7 @@ int main(void) {
       cmocka_unit_test(test_free_twice),
       cmocka_unit_test(test_log_level_parse),
       cmocka_unit_test(test_sample_conf),
+      cmocka_unit_test(test_tls_keys),
   };
   return cmocka_run_group_tests(tests, make_plugdir, remove_plugdir);
 }

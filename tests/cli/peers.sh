@@ -305,7 +305,7 @@ main() {
   bad_conf bad_cidr 'did you mean 10.0.0.0/8?' "10.0.0.1/8" "tcp = 127.0.0.1:$P1"
   bad_conf bad_user '"user:no-such-user-here": no such user' \
     "user:no-such-user-here" "unix = $T/x.sock"
-  bad_conf bad_cert '"cert:billing": a certificate name needs a TLS listener' \
+  bad_conf bad_cert '"cert:billing": a certificate name needs a TLS listener (tls_cert)' \
     "cert:billing" "tcp = 127.0.0.1:$P1"
   bad_conf bad_any '"*" is for [access] rules' "*" "unix = $T/x.sock"
   finish

@@ -1,0 +1,302 @@
+/* conn_tls.c - a connection on a TLS listener; see conn_tls.h. */
+#include "conn_tls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_tls.h"
+#include "log.h"
+#include "server.h"
+
+#ifdef JRPC_HAVE_TLS
+
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
+
+typedef struct jrpcd_conn_tls {
+  jrpcd_tls_t s;
+  char *wbuf;       /* ciphertext in the uv_write in flight, or NULL */
+  uint64_t started; /* uv_now at accept: the handshake's clock */
+  uint8_t admitted; /* `peers` was checked once the handshake was done */
+  uint8_t pumping;  /* inside jrpcd_conn_tls_pump */
+} jrpcd_conn_tls_t;
+
+/* libuv reads into it and calls back at once, before any other read of
+ * this thread's loop: one buffer per worker thread serves every
+ * connection, and the session copies what it keeps. */
+static _Thread_local char cipher_in[65536];
+
+static void tls_failed(jrpcd_conn_t *c, const char *what) {
+  char pt[96];
+  jrpcd_info("connection %llu from %s on %s: TLS: %s; closing it",
+             (unsigned long long)c->id, jrpcd_conn_peer_text(c, pt, sizeof(pt)),
+             c->l->desc, what);
+  jrpcd_conn_close(c, NULL);
+}
+
+int jrpcd_conn_tls_start(jrpcd_conn_t *c) {
+  jrpcd_tls_ctx_t *ctx = jrpcd_gen_tls(c->w->gen, c->l->name);
+  jrpcd_conn_tls_t *x = ctx ? calloc(1, sizeof(*x)) : NULL;
+  if (!x) {
+    jrpcd_error("%s: %s for a new TLS connection", c->l->desc,
+                ctx ? "out of memory" : "no TLS context");
+    return -1;
+  }
+  if (jrpcd_tls_start(&x->s, ctx) != JRPCD_TLS_OK) {
+    jrpcd_error("%s: TLS: %s", c->l->desc, x->s.reason);
+    free(x);
+    return -1;
+  }
+  x->started = uv_now(&c->w->loop);
+  c->tls = x;
+  return 0;
+}
+
+void jrpcd_conn_tls_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  (void)h, (void)hint;
+  *buf = uv_buf_init(cipher_in, sizeof(cipher_in));
+}
+
+void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
+  jrpcd_conn_tls_t *x = c->tls;
+  if (x->pumping)
+    return; /* a flush inside the loop below resumed reading */
+  x->pumping = 1;
+  while (!c->closed && !c->paused && !c->finishing && !c->st.held) {
+    size_t room = 0;
+    char *p = jrpc__stream_rbuf(&c->st, &room);
+    if (!p) {
+      jrpcd_error("connection %llu: no memory for input; closing it",
+                  (unsigned long long)c->id);
+      jrpcd_conn_close(c, NULL);
+      break;
+    }
+    int eof = 0;
+    long n = jrpcd_tls_read(&x->s, p, room, &eof);
+    if (x->s.handshaken && !x->admitted) {
+      x->admitted = 1;
+      /* What handlers see of the caller (jrpc_peer, ABI 1.2): a CN
+       * longer than X.509 allows is left out rather than cut. */
+      c->st.peer.transport = JRPC_TRANSPORT_TLS;
+      if (strlen(x->s.cn) < sizeof(c->st.peer.cert_cn))
+        memcpy(c->st.peer.cert_cn, x->s.cn, strlen(x->s.cn) + 1);
+      if (!jrpcd_conn_admit(c)) {
+        jrpcd_conn_close(c, NULL); /* the log said why */
+        break;
+      }
+    }
+    if (n > 0) {
+      jrpcd_conn_input(c, (size_t)n, 0);
+      continue;
+    }
+    if (n < 0)
+      tls_failed(c, x->s.reason);
+    else if (eof)
+      jrpcd_conn_eof(c); /* close_notify: the client is done */
+    break;
+  }
+  x->pumping = 0;
+  if (!c->closed)
+    jrpcd_conn_flush(c); /* handshake records, replies */
+}
+
+void jrpcd_conn_tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  jrpcd_conn_t *c = s->data;
+  jrpcd_conn_tls_t *x = c->tls;
+  if (nread > 0) {
+    c->last_active = uv_now(&c->w->loop);
+    JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)nread);
+    if (jrpcd_tls_feed(&x->s, buf->base, (size_t)nread) != JRPCD_TLS_OK) {
+      tls_failed(c, x->s.reason);
+      return;
+    }
+    jrpcd_conn_tls_pump(c);
+    return;
+  }
+  if (nread == 0)
+    return;
+  if (nread == UV_EOF) {
+    SSL *ssl = x->s.ssl;
+    if (!x->s.handshaken)
+      tls_failed(c, "the peer closed the connection during the handshake");
+    else if (SSL_has_pending(ssl) || BIO_ctrl_pending((BIO *)x->s.in) > 0)
+      tls_failed(c, "the peer closed the connection in the middle of a "
+                    "record");
+    else
+      jrpcd_conn_eof(c); /* whole records, then a bare FIN: done */
+    return;
+  }
+  tls_failed(c, uv_strerror((int)nread));
+}
+
+static void tls_written(uv_write_t *req, int status) {
+  jrpcd_conn_t *c = req->data;
+  jrpcd_conn_tls_t *x = c->tls;
+  free(x->wbuf);
+  x->wbuf = NULL;
+  if (c->closed)
+    return; /* cancelled by the close */
+  c->writing = 0;
+  if (status < 0) {
+    jrpcd_conn_close(c, uv_strerror(status));
+    return;
+  }
+  JRPC__STAT_ADD(c->w->bytes_out, c->wbytes);
+  c->wbytes = 0;
+  c->last_active = uv_now(&c->w->loop);
+  jrpcd_conn_flush(c);
+}
+
+/* Sends the session's ciphertext: what the socket takes now, the rest
+ * from a copy of our own in a uv_write. 0, or -1 when closed. */
+static int send_cipher(jrpcd_conn_t *c) {
+  jrpcd_conn_tls_t *x = c->tls;
+  const char *p;
+  size_t n = jrpcd_tls_out(&x->s, &p);
+  if (n == 0)
+    return 0;
+  uv_buf_t b = uv_buf_init((char *)p, (unsigned)n);
+  int w = uv_try_write(&c->h.s, &b, 1);
+  if (w == UV_EAGAIN || w == UV_ENOSYS)
+    w = 0;
+  else if (w < 0) {
+    jrpcd_conn_close(c, uv_strerror(w));
+    return -1;
+  }
+  if (w > 0) {
+    JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)w);
+    jrpcd_tls_out_consume(&x->s, (size_t)w);
+    c->last_active = uv_now(&c->w->loop);
+    n -= (size_t)w;
+  }
+  if (n == 0)
+    return 0;
+  /* The memory BIO's bytes move as it grows: uv_write needs its own. */
+  n = jrpcd_tls_out(&x->s, &p);
+  x->wbuf = malloc(n);
+  if (!x->wbuf) {
+    jrpcd_error("connection %llu: out of memory for output; closing it",
+                (unsigned long long)c->id);
+    jrpcd_conn_close(c, NULL);
+    return -1;
+  }
+  memcpy(x->wbuf, p, n);
+  jrpcd_tls_out_consume(&x->s, n);
+  b = uv_buf_init(x->wbuf, (unsigned)n);
+  c->wreq.data = c;
+  int rc = uv_write(&c->wreq, &c->h.s, &b, 1, tls_written);
+  if (rc) {
+    free(x->wbuf);
+    x->wbuf = NULL;
+    jrpcd_conn_close(c, uv_strerror(rc));
+    return -1;
+  }
+  c->writing = 1;
+  c->wbytes = n;
+  return 0;
+}
+
+int jrpcd_conn_tls_send(jrpcd_conn_t *c) {
+  jrpcd_conn_tls_t *x = c->tls;
+  if (c->writing)
+    return 0; /* tls_written comes back here */
+  const char *ptrs[64];
+  size_t lens[64];
+  size_t k;
+  while (x->s.handshaken &&
+         (k = jrpc__out_iov(&c->st.out, ptrs, lens, 64)) > 0) {
+    size_t total = 0;
+    for (size_t i = 0; i < k; i++) {
+      if (jrpcd_tls_write(&x->s, ptrs[i], lens[i]) != JRPCD_TLS_OK) {
+        tls_failed(c, x->s.reason);
+        return -1;
+      }
+      total += lens[i];
+    }
+    jrpc__out_consume(&c->st.out, total);
+  }
+  return send_cipher(c);
+}
+
+int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
+  jrpcd_conn_tls_t *x = c->tls;
+  uint64_t limit = frame_ms ? frame_ms : 10000;
+  if (x->s.handshaken || now - x->started < limit)
+    return 0;
+  char why[96];
+  snprintf(why, sizeof(why), "handshake not done after %llu ms",
+           (unsigned long long)limit);
+  tls_failed(c, why);
+  return 1;
+}
+
+void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
+  jrpcd_conn_tls_t *x = c->tls;
+  if (c->writing)
+    return;
+  jrpcd_tls_shutdown(&x->s);
+  const char *p;
+  size_t n = jrpcd_tls_out(&x->s, &p);
+  if (n > 0) {
+    uv_buf_t b = uv_buf_init((char *)p, (unsigned)n);
+    (void)uv_try_write(&c->h.s, &b, 1); /* best effort: closing anyway */
+  }
+}
+
+void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
+  jrpcd_conn_tls_t *x = c->tls;
+  jrpcd_tls_free(&x->s);
+  free(x->wbuf);
+  free(x);
+  c->tls = NULL;
+}
+
+void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
+                             const char **sans, size_t max, char *buf,
+                             size_t buflen) {
+  jrpcd_conn_tls_t *x = c->tls;
+  if (!x->s.verified)
+    return;
+  id->cert_cn = x->s.cn[0] ? x->s.cn : NULL;
+  id->nsans = jrpcd_tls_peer_sans(&x->s, sans, max, buf, buflen);
+  id->sans = sans;
+}
+
+#else /* no TLS in this build: no listener has it, nothing here is called */
+
+int jrpcd_conn_tls_start(jrpcd_conn_t *c) {
+  (void)c;
+  return -1;
+}
+void jrpcd_conn_tls_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  (void)h, (void)hint;
+  *buf = uv_buf_init(NULL, 0);
+}
+void jrpcd_conn_tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  (void)nread, (void)buf;
+  jrpcd_conn_close(s->data, NULL);
+}
+void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
+  (void)c;
+}
+int jrpcd_conn_tls_send(jrpcd_conn_t *c) {
+  (void)c;
+  return 0;
+}
+int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
+  (void)c, (void)now, (void)frame_ms;
+  return 0;
+}
+void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
+  (void)c;
+}
+void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
+  (void)c;
+}
+void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
+                             const char **sans, size_t max, char *buf,
+                             size_t buflen) {
+  (void)c, (void)id, (void)sans, (void)max, (void)buf, (void)buflen;
+}
+
+#endif /* JRPC_HAVE_TLS */
