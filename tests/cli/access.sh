@@ -66,17 +66,6 @@ CONF
   mv "$T/a.conf.new" "$T/a.conf"
 }
 
-bad_conf() { # NAME EXPECTED TEXT
-  printf '%s\n' "$3" >"$T/bad.conf"
-  run_jrpcd "$1" -t -c "$T/bad.conf"
-  if ((RC == 1)) && grep -qF -- "$2" "$T/$1.err"; then
-    pass "$1: refused"
-  else
-    fail "$1: expected exit 1 with \"$2\" (exit $RC)"
-    show "$T/$1.err"
-  fi
-}
-
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -173,13 +162,13 @@ PY
     '{"jsonrpc":"2.0","result":3,"id":6}'
   stop_daemon deny "$pid" "$T/a.sock"
 
-  bad_conf bad_principal '[access] math.*: "nobody-at-all": not a principal' \
+  refused_conf bad_principal '[access] math.*: "nobody-at-all": not a principal' \
     "$(printf '[listen x]\nunix = %s/x.sock\n[access]\nmath.* = nobody-at-all' "$T")"
-  bad_conf bad_default '"maybe" is not allow or deny' \
+  refused_conf bad_default '"maybe" is not allow or deny' \
     "$(printf '[listen x]\nunix = %s/x.sock\n[access]\ndefault = maybe' "$T")"
-  bad_conf twice_rule 'a rule for these methods is at line 4 already' \
+  refused_conf twice_rule 'a rule for these methods is at line 4 already' \
     "$(printf '[listen x]\nunix = %s/x.sock\n[access]\na.* = *\na.* = uid:0' "$T")"
-  bad_conf twice_section '[access]: defined twice (first at line 3)' \
+  refused_conf twice_section '[access]: defined twice (first at line 3)' \
     "$(printf '[listen x]\nunix = %s/x.sock\n[access]\n[access]' "$T")"
   finish
 }

@@ -327,3 +327,16 @@ expect_call() {
   fi
   pass "$name: $req -> $got"
 }
+
+# refused_conf NAME EXPECTED TEXT: `jrpcd -t` on a config of TEXT must exit 1
+# with EXPECTED (a fixed string) in its message.
+refused_conf() {
+  printf '%s\n' "$3" >"$T/$1.conf"
+  run_jrpcd "$1" -t -c "$T/$1.conf"
+  if ((RC == 1)) && grep -qF -- "$2" "$T/$1.err"; then
+    pass "$1: refused"
+  else
+    fail "$1: expected exit 1 with \"$2\" (exit $RC)"
+    show "$T/$1.err"
+  fi
+}

@@ -196,14 +196,7 @@ whoami() {
 }
 
 bad_conf() { # NAME EXPECTED-MESSAGE PEERS-LINE KIND-LINE
-  printf '[listen x]\n%s\npeers = %s\n' "$4" "$3" >"$T/bad.conf"
-  run_jrpcd "$1" -t -c "$T/bad.conf"
-  if ((RC == 1)) && grep -qF -- "$2" "$T/$1.err"; then
-    pass "$1: refused"
-  else
-    fail "$1: expected exit 1 with \"$2\" (exit $RC)"
-    show "$T/$1.err"
-  fi
+  refused_conf "$1" "$2" "$(printf '[listen x]\n%s\npeers = %s' "$4" "$3")"
 }
 
 main() {

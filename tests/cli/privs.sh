@@ -119,21 +119,10 @@ main() {
 
   # Unknown names, at -t, with their line.
   conf "$T/bad.conf" "user = no-such-user-here"
-  run_jrpcd bad_user -t -c "$T/bad.conf"
-  if ((RC == 1)) && grep -q ':4: \[server\] user: "no-such-user-here" is no user' "$T/bad_user.err"; then
-    pass "an unknown user stops -t with its line"
-  else
-    fail "unknown user: exit $RC"
-    show "$T/bad_user.err"
-  fi
+  refused_conf bad_user ':4: [server] user: "no-such-user-here" is no user' \
+    "$(cat "$T/bad.conf")"
   conf "$T/bad.conf" "group = no-such-group-here"
-  run_jrpcd bad_group -t -c "$T/bad.conf"
-  if ((RC == 1)) && grep -q '"no-such-group-here" is no group' "$T/bad_group.err"; then
-    pass "an unknown group stops -t"
-  else
-    fail "unknown group: exit $RC"
-    show "$T/bad_group.err"
-  fi
+  refused_conf bad_group '"no-such-group-here" is no group' "$(cat "$T/bad.conf")"
   finish
 }
 
