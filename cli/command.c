@@ -95,7 +95,7 @@ int jc_command(const jc_opts *o, const json_t *doc, int argc, char **argv) {
     rc = jc_exit_for(st);
     goto out;
   }
-  const json_t *desc = doc ? jc_find_method(doc, argv[0]) : NULL;
+  const json_t *desc = doc ? jc_checked_method(doc, argv[0]) : NULL;
   if (jc_build_params(argv[0], argc - 1, argv + 1, desc, &params, err,
                       sizeof err) < 0) {
     jc_warn("%s", err);

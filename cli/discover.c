@@ -52,6 +52,12 @@ const json_t *jc_find_method(const json_t *doc, const char *name) {
   return NULL;
 }
 
+const json_t *jc_checked_method(const json_t *doc, const char *name) {
+  const json_t *m = jc_find_method(doc, name);
+  const char *any = json_string_value(json_object_get(m, "x-jrpcd-params"));
+  return any && !strcmp(any, "any") ? NULL : m;
+}
+
 static const char *str(const json_t *obj, const char *key) {
   const char *s = json_string_value(json_object_get(obj, key));
   return s ? s : "";

@@ -14,6 +14,10 @@
 int jc_discover(jc_conn *c, json_t **doc, long long *code, char **message);
 /* The method object named NAME in DOC, or NULL. */
 const json_t *jc_find_method(const json_t *doc, const char *name);
+/* The same, for checking arguments: NULL also when its description says
+ * it takes any params ("x-jrpcd-params": "any", as jrpcd says of methods
+ * nobody described). */
+const json_t *jc_checked_method(const json_t *doc, const char *name);
 /* "NAME  SUMMARY" per method, names aligned, in the document's order. */
 void jc_list_methods(const json_t *doc, FILE *f);
 /* NAME's summary, description, params, result and examples. */

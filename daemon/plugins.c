@@ -95,7 +95,8 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
     jrpcd_error("%s (plugin skipped)", why);
     g->failed++;
   }
-  if (jrpcd_stats_attach(g, c->workers ? c->workers : 1) != 0) {
+  if (jrpcd_discover_attach(g) != 0 ||
+      jrpcd_stats_attach(g, c->workers ? c->workers : 1) != 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }

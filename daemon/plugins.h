@@ -69,6 +69,9 @@ static inline jrpcd_gen_t *jrpcd_gen_of(const jrpc__registry_t *r) {
 const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
                                        const char *listener);
 
+/* discover.c: registers rpc.discover in g's registry. */
+int jrpcd_discover_attach(jrpcd_gen_t *g);
+
 /* admit.c: frees the views of g's registry its connections made. */
 void jrpcd_views_free(jrpcd_gen_t *g);
 

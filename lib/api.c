@@ -43,6 +43,10 @@ static int api_init_error(jrpc_reg_t *r, const char *msg) {
   return JRPC_EINVAL;
 }
 
+static int api_describe(jrpc_reg_t *r, const char *method, const char *json) {
+  return jrpc__describe(REGCTX(r), method, json);
+}
+
 static const char *api_conf_get(jrpc_reg_t *r, const char *key) {
   const char *const *kv = REGCTX(r)->conf;
   for (; kv && kv[0]; kv += 2)
@@ -246,4 +250,5 @@ const struct jrpc_api jrpc__api = {
     api_queue_work,
     api_init_error,
     api_params_num,
+    api_describe,
 };

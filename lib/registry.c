@@ -17,8 +17,10 @@ int jrpc__registry_init(jrpc__registry_t *r) {
 void jrpc__registry_free(jrpc__registry_t *r) {
   if (!r->slots)
     return;
-  for (uint32_t i = 0; i <= r->mask; i++)
+  for (uint32_t i = 0; i <= r->mask; i++) {
     free(r->slots[i].name);
+    free(r->slots[i].desc);
+  }
   free(r->slots);
   r->slots = NULL;
   r->count = 0;
@@ -130,6 +132,7 @@ void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner) {
       continue;
     if (m->owner == owner) {
       free(m->name);
+      free(m->desc);
       continue;
     }
     place(&fresh, m);

@@ -17,6 +17,8 @@ typedef struct jrpc__method {
   void *udata;
   const void *owner; /* the module that registered it (opaque here) */
   uint32_t slot;     /* its index in slots[] (per-method counters' row) */
+  char *desc;        /* owned: its OpenRPC Method Object without "name" (checked
+                        JSON), or NULL (jrpc_describe) */
 } jrpc__method_t;
 
 typedef struct jrpc__registry {
@@ -121,4 +123,7 @@ typedef struct jrpc__regctx {
 
 void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,
                        const void *owner, const char *const *conf);
+
+/* jrpc_describe (describe.c). */
+int jrpc__describe(jrpc__regctx_t *ctx, const char *method, const char *json);
 #endif

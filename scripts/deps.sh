@@ -7,6 +7,7 @@ pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       libcmocka-dev libinih-dev socat valgrind
       libjansson-dev libedit-dev python3 # jrpc (cli/) and its tests
       libssl-dev openssl # TLS listeners; the tests make their certificates
+      python3-jsonschema # rpc.discover checked against the OpenRPC meta-schema
       clang libclang-rt-14-dev # clang + libFuzzer: tests/fuzz
       man-db groff-base # man/check.sh renders the man pages
       dpkg-dev # dpkg-shlibdeps: the .deb's Depends (tests/pkg)
@@ -22,6 +23,10 @@ need_root() {
   fi
 }
 
+# npm (and node) fetch the pinned OpenRPC meta-schema for cli_discover.
+# Debian's npm only where there is none: a machine with another node (say
+# NodeSource's, whose package ships npm) keeps it.
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

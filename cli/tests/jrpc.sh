@@ -111,6 +111,10 @@ tcp = 127.0.0.1:$TCP
 [listen tcp-length]
 tcp = 127.0.0.1:$TCPLEN
 framing = length
+[listen nodisc]
+unix = $T/nodisc.sock
+mode = 0600
+methods = math.*
 [plugin math]
 path = math.so
 [plugin echo]
@@ -253,8 +257,25 @@ test_notify_batch_stdin() {
 
   test_stdin_streams
 
+  # jrpcd's own rpc.discover: the sample plugins' descriptions.
   run list_jrpcd -l
-  expect list_jrpcd 1 "" "has no rpc.discover (error -32601: Method not found)"
+  expect list_jrpcd 0 "$(printf '%-14s %s\n' echo "the params back, byte for byte" \
+    math.add "a + b" math.divide "a / b (b = 0 is an error)" \
+    math.multiply "a * b" math.subtract "a - b" rpc.stats "" \
+    sleep.ms "answers ms after ms milliseconds" \
+    sleep.work_ms "the same, sleeping on a pool thread" | sed 's/ *$//')"
+  # Named words become numbers where the description says number...
+  run convert_jrpcd --compact math.add a=1 b=2.5
+  expect convert_jrpcd 0 "3.5"
+  # ...and a missing required param is a usage error, before sending.
+  run missing_jrpcd math.divide a=1
+  expect missing_jrpcd 2 "" "math.divide: missing required param b"
+  # A method described as taking anything (echo) is sent as written.
+  run any_jrpcd --compact echo 1 two '{"x":3}'
+  expect any_jrpcd 0 '[1,"two",{"x":3}]'
+  # On a listener that serves only math.*, rpc.discover is not there.
+  run list_nodisc -u "$T/nodisc.sock" -l
+  expect list_nodisc 1 "" "has no rpc.discover (error -32601: Method not found)"
 }
 
 # --stdin sends each line as it comes and prints each reply as it arrives:
@@ -419,7 +440,7 @@ test_interactive() {
   # A server without rpc.discover: the prompt works, Tab completes nothing.
   if printf '%s\n' 'expect no rpc.discover: no completion' 'expect jrpc> ' 'send math.a\t\r' \
     'expect error -32601: Method not found' 'send quit\r' |
-    NO_COLOR=1 JRPC_HISTORY='' timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$T/jrpcd.sock" >"$T/pty3.out" 2>"$T/pty3.err"; then
+    NO_COLOR=1 JRPC_HISTORY='' timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$T/nodisc.sock" >"$T/pty3.out" 2>"$T/pty3.err"; then
     pass "prompt: without rpc.discover, no completion"
   else
     fail "prompt: against jrpcd without rpc.discover"

@@ -17,8 +17,19 @@ static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_raw(c, json, n);
 }
 
+/* Any params at all, which OpenRPC's params cannot say: jrpcd's own
+ * "x-jrpcd-params": "any" does (jrpc then checks no arguments). */
 static int init(jrpc_reg_t *r, void **mod_data) {
-  return jrpc_register(r, "echo", echo, NULL);
+  int rc = jrpc_register(r, "echo", echo, NULL);
+  if (rc)
+    return rc;
+  return jrpc_describe(r, "echo",
+                       "{\"summary\":\"the params back, byte for byte\","
+                       "\"paramStructure\":\"either\",\"params\":[],"
+                       "\"x-jrpcd-params\":\"any\","
+                       "\"result\":{\"name\":\"params\",\"schema\":{}},"
+                       "\"examples\":[{\"name\":\"a list\",\"params\":[],"
+                       "\"result\":{\"name\":\"params\",\"value\":null}}]}");
 }
 
 JRPC_MODULE("echo", "1.0", init, NULL)

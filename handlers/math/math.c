@@ -95,16 +95,39 @@ static int calc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_f64(c, r);
 }
 
+/* What rpc.discover says of each (an OpenRPC Method Object without its
+ * name): two numbers, by position or by name, give a number. */
+#define AB_PARAMS                                                              \
+  "\"paramStructure\":\"either\",\"params\":["                                 \
+  "{\"name\":\"a\",\"required\":true,\"schema\":{\"type\":\"number\"}},"       \
+  "{\"name\":\"b\",\"required\":true,\"schema\":{\"type\":\"number\"}}],"
+#define EXAMPLE(a, b, r)                                                       \
+  "\"examples\":[{\"name\":\"" #a ", " #b "\",\"params\":[{\"name\":\"a\","    \
+  "\"value\":" #a "},{\"name\":\"b\",\"value\":" #b "}],\"result\":{\"name\":" \
+  "\"result\",\"value\":" #r "}}]"
+#define DESCRIBE(summary, result, example)                                     \
+  "{\"summary\":\"" summary "\"," AB_PARAMS "\"result\":{\"name\":\"" result   \
+  "\",\"schema\":{\"type\":\"number\"}},\"errors\":[{\"code\":-32602,"         \
+  "\"message\":\"Invalid params\"}]," example "}"
+
 static int init(jrpc_reg_t *r, void **mod_data) {
   static const struct {
     const char *name;
     op_t op;
-  } ops[] = {{"math.add", OP_ADD},
-             {"math.subtract", OP_SUB},
-             {"math.multiply", OP_MUL},
-             {"math.divide", OP_DIV}};
+    const char *desc;
+  } ops[] = {
+      {"math.add", OP_ADD, DESCRIBE("a + b", "sum", EXAMPLE(1, 2, 3))},
+      {"math.subtract", OP_SUB,
+       DESCRIBE("a - b", "difference", EXAMPLE(5, 2, 3))},
+      {"math.multiply", OP_MUL,
+       DESCRIBE("a * b", "product", EXAMPLE(3, 4, 12))},
+      {"math.divide", OP_DIV,
+       DESCRIBE("a / b (b = 0 is an error)", "quotient", EXAMPLE(1, 4, 0.25))},
+  };
   for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
     int rc = jrpc_register(r, ops[i].name, calc, (void *)(intptr_t)ops[i].op);
+    if (!rc)
+      rc = jrpc_describe(r, ops[i].name, ops[i].desc);
     if (rc)
       return rc;
   }

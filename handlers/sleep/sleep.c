@@ -336,9 +336,21 @@ static int init(jrpc_reg_t *r, void **mod_data) {
     free(s);
     return rc;
   }
+  /* Both take N milliseconds, by position or as {"ms": N}. */
+#define SLEEP_DESC(summary)                                                    \
+  "{\"summary\":\"" summary "\",\"paramStructure\":\"either\",\"params\":["    \
+  "{\"name\":\"ms\",\"required\":true,\"schema\":{\"type\":\"integer\","       \
+  "\"minimum\":0}}],\"result\":{\"name\":\"ms\",\"schema\":{\"type\":"         \
+  "\"integer\"}},\"x-jrpcd-async\":true}"
   rc = jrpc_register(r, "sleep.ms", sleep_ms, s);
   if (!rc)
+    rc = jrpc_describe(r, "sleep.ms",
+                       SLEEP_DESC("answers ms after ms milliseconds"));
+  if (!rc)
     rc = jrpc_register(r, "sleep.work_ms", sleep_work_ms, s);
+  if (!rc)
+    rc = jrpc_describe(r, "sleep.work_ms",
+                       SLEEP_DESC("the same, sleeping on a pool thread"));
   if (rc) {
     fini(s);
     return rc;

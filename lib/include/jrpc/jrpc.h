@@ -204,6 +204,9 @@ struct jrpc_api {
   /* ---- 1.1: numeric params in one call ---- */
   int (*params_num)(jrpc_call_t *c, jrpc_val_t params, const char *const *names,
                     uint32_t n, jrpc_num_t *out);
+
+  /* ---- 1.2: describing a method ---- */
+  int (*describe)(jrpc_reg_t *r, const char *method, const char *json);
 };
 
 /* Log levels for jrpc_log(). */
@@ -221,6 +224,19 @@ static inline int jrpc_register(jrpc_reg_t *r, const char *name,
                                 jrpc_handler_fn fn, void *udata) {
   return JRPC__API(r)->register_method(r, name, fn, udata);
 }
+/* Inside init, after registering `method`: what rpc.discover says of it,
+ * as the JSON text of an OpenRPC Method Object without "name" (jrpcd adds
+ * it): "summary", "description", "params" (content descriptors with a JSON
+ * Schema each), "result", "errors", "examples". The text is copied and
+ * checked now: JRPC_EINVAL (and the plugin fails to load, naming the
+ * method) when it is not a JSON object, has no "params" (OpenRPC requires
+ * it: [] for none), holds "name", or the method is not one this module
+ * registered; describing a method twice replaces the first. ABI 1.2. */
+static inline int jrpc_describe(jrpc_reg_t *r, const char *method,
+                                const char *json) {
+  return JRPC__API(r)->describe(r, method, json);
+}
+
 /* Inside init: why the module cannot start, for jrpcd's error message
  * ("sleep.so: init failed: max_ms: \"abc\" is not a number"). Returns
  * JRPC_EINVAL, so that init can `return jrpc_init_error(r, "...")`. */

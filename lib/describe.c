@@ -1,0 +1,93 @@
+/* describe.c - jrpc_describe: a method's OpenRPC Method Object as JSON
+ * text, checked when the module registers it (valid JSON, an object, no
+ * "name" of its own) and kept with the method for rpc.discover. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "dispatch.h"
+#include "parser.h"
+
+static int refuse(jrpc__regctx_t *ctx, const char *method, const char *why) {
+  snprintf(ctx->err, sizeof(ctx->err), "description of \"%s\": %s",
+           method ? method : "(null)", why);
+  ctx->failed = 1;
+  return JRPC_EINVAL;
+}
+
+/* 1 if the object text (valid JSON) has a member `key` at its top. */
+static int has_member(const char *s, size_t n, const char *key) {
+  size_t kn = strlen(key);
+  int depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    if (ch == '"') {
+      size_t start = ++i;
+      while (i < n && s[i] != '"')
+        i += s[i] == '\\' ? 2 : 1;
+      size_t len = i - start;
+      if (depth != 1)
+        continue;
+      size_t j = i + 1;
+      while (j < n &&
+             (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r'))
+        j++;
+      if (j < n && s[j] == ':' && len == kn && memcmp(s + start, key, kn) == 0)
+        return 1;
+    } else if (ch == '{' || ch == '[') {
+      depth++;
+    } else if (ch == '}' || ch == ']') {
+      depth--;
+    }
+  }
+  return 0;
+}
+
+/* Valid JSON, by the native tokenizer (which wants padding after it). */
+static int valid_json(const char *json, size_t n) {
+  char *buf = calloc(1, n + JRPC__PAD);
+  jrpc__parser_t *p = jrpc__parser_new("native");
+  int ok = 0;
+  if (buf && p) {
+    memcpy(buf, json, n);
+    jrpc__arena_t a;
+    jrpc__arena_init(&a, 4096, 0);
+    jrpc__parsed_t ps;
+    ok = p->ops->parse(p, buf, n, &a, 1, &ps) == 0 &&
+         ps.status != JRPC__PARSE_INVALID;
+    jrpc__arena_free(&a);
+  }
+  jrpc__parser_destroy(p);
+  free(buf);
+  return ok;
+}
+
+int jrpc__describe(jrpc__regctx_t *ctx, const char *method, const char *json) {
+  const jrpc__method_t *m =
+      method ? jrpc__registry_find(ctx->reg, method, strlen(method)) : NULL;
+  if (!m || m->owner != ctx->owner)
+    return refuse(ctx, method, "not a method this module registered");
+  if (!json)
+    return refuse(ctx, method, "no text");
+  size_t n = strlen(json), i = 0;
+  while (i < n && (json[i] == ' ' || json[i] == '\t' || json[i] == '\n' ||
+                   json[i] == '\r'))
+    i++;
+  if (i == n || json[i] != '{')
+    return refuse(ctx, method, "not a JSON object");
+  if (!valid_json(json, n))
+    return refuse(ctx, method, "not valid JSON");
+  if (has_member(json, n, "name"))
+    return refuse(ctx, method, "has a \"name\" (jrpcd writes it)");
+  if (!has_member(json, n, "params"))
+    return refuse(ctx, method,
+                  "has no \"params\" (OpenRPC requires it; [] for none)");
+  char *copy = strdup(json);
+  if (!copy)
+    return refuse(ctx, method, "out of memory");
+  jrpc__method_t *w = (jrpc__method_t *)m; /* the registry is being built */
+  free(w->desc);
+  w->desc = copy;
+  return 0;
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# discover.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+#
+# rpc.discover and jrpc_describe: the document is OpenRPC 1.2.6, valid
+# against the OpenRPC meta-schema (the @open-rpc/meta-schema npm package,
+# pinned, installed into the test's folder; checked with Debian's
+# python3-jsonschema), lists the methods the caller may call here (sorted;
+# described ones as their modules described them, others as taking any
+# params; not rpc.discover itself; a listener's `methods` and [access]
+# narrowing it), and each way a description can be wrong fails the
+# plugin's load with the plugin and the method named.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
+
+cli_args "$@"
+
+# The OpenRPC meta-schema, and the JSON Schema meta-schema it refers to by
+# URL (served from the package here: nothing is fetched but from npm).
+readonly META_SCHEMA=@open-rpc/meta-schema@1.14.9
+readonly JSON_META_SCHEMA=@json-schema-tools/meta-schema@1.8.0
+
+discover() { # SOCKET -> the result member of rpc.discover's reply
+  printf '%s\n' '{"jsonrpc":"2.0","method":"rpc.discover","id":1}' |
+    timeout 10 socat -t 5 - "UNIX-CONNECT:$1" |
+    /usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin).get("result")))'
+}
+
+# check NAME PYTHON-EXPRESSION: true of the document d (a dict).
+check() {
+  if /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$T/doc.json"; then
+    pass "$1"
+  else
+    fail "$1: $2"
+    show "$T/doc.json"
+  fi
+}
+
+main() {
+  need_file "$JRPCD" jrpcd
+  need_file "$FX/fx_good.so" "the fx_good fixture"
+  need_cmd socat
+  [[ -x /usr/bin/python3 ]] || missing "/usr/bin/python3 is needed"
+  /usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
+    missing "python3-jsonschema is needed (scripts/deps.sh installs it)"
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    missing "npm and node are needed for the OpenRPC meta-schema (scripts/deps.sh)"
+  fi
+  setup_tmp
+  cat >"$T/d.conf" <<CONF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+[listen local]
+unix = $T/d.sock
+[listen sub]
+unix = $T/sub.sock
+methods = math.* rpc.discover
+[plugin math]
+path = math.so
+[plugin echo]
+path = echo.so
+[plugin sleep]
+path = sleep.so
+[plugin good]
+path = $FX/fx_good.so
+[access]
+sleep.work_ms = uid:4242
+CONF
+  start_daemon discover "$T/d.conf" "$T/d.sock"
+  local pid=$PID
+  discover "$T/d.sock" >"$T/doc.json"
+  check "openrpc 1.2.6, info with jrpcd's title and version" \
+    'd["openrpc"] == "1.2.6" and d["info"]["title"] == "jrpcd" and d["info"]["version"]'
+  check "every method it may call, sorted, rpc.discover left out" \
+    '[m["name"] for m in d["methods"]] == ["echo", "fx.ok", "math.add", "math.divide", "math.multiply", "math.subtract", "rpc.stats", "sleep.ms"]'
+  check "math.add as the math module described it" \
+    '[m for m in d["methods"] if m["name"] == "math.add"][0]["params"][1] == {"name": "b", "required": True, "schema": {"type": "number"}}'
+  check "fx.ok, undescribed: any params" \
+    '[m for m in d["methods"] if m["name"] == "fx.ok"][0] == {"name": "fx.ok", "params": [], "x-jrpcd-params": "any"}'
+
+  # The OpenRPC meta-schema, from npm (pinned), into this test's folder.
+  if ! (cd "$T" && timeout 120 npm install --no-audit --no-fund --silent \
+    --prefix "$T/npm" "$META_SCHEMA" "$JSON_META_SCHEMA" >"$T/npm.log" 2>&1); then
+    show "$T/npm.log"
+    die "npm could not install $META_SCHEMA"
+  fi
+  local pkg
+  for pkg in open-rpc json-schema-tools; do
+    (cd "$T/npm" && node -e '
+      const m = require(process.argv[1]);
+      process.stdout.write(JSON.stringify(m.default || m));' "@$pkg/meta-schema") >"$T/$pkg.json"
+  done
+  cat >"$T/validate.py" <<'PY'
+import json, sys
+from jsonschema import Draft7Validator, RefResolver
+schema = json.load(open(sys.argv[1]))
+json_meta = json.load(open(sys.argv[2]))
+doc = json.load(open(sys.argv[3]))
+def offline(url):
+    raise RuntimeError("not fetched: " + url)
+store = {u: json_meta for u in ("https://meta.json-schema.tools",
+                                "https://meta.json-schema.tools/")}
+resolver = RefResolver.from_schema(schema, store=store,
+                                   handlers={"http": offline, "https": offline})
+errors = sorted(Draft7Validator(schema, resolver=resolver).iter_errors(doc),
+                key=str)
+for e in errors[:5]:
+    print(list(e.path), e.message)
+sys.exit(1 if errors else 0)
+PY
+  if /usr/bin/python3 "$T/validate.py" "$T/open-rpc.json" "$T/json-schema-tools.json" "$T/doc.json" >"$T/valid.out" 2>&1; then
+    pass "the document is valid against the OpenRPC meta-schema"
+  else
+    fail "rpc.discover's document against the OpenRPC meta-schema:"
+    show "$T/valid.out"
+  fi
+  # The validator can fail: a method without params is refused.
+  /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["methods"][0]["params"]; json.dump(d, open(sys.argv[2], "w"))' \
+    "$T/doc.json" "$T/bad.json"
+  if ! /usr/bin/python3 "$T/validate.py" "$T/open-rpc.json" "$T/json-schema-tools.json" "$T/bad.json" >"$T/bad.out" 2>&1 &&
+    grep -q "methods" "$T/bad.out"; then
+    pass "the meta-schema refuses a method without params"
+  else
+    fail "the meta-schema check accepts anything"
+    show "$T/bad.out"
+  fi
+
+  # A listener's methods narrow it.
+  discover "$T/sub.sock" >"$T/doc.json"
+  check "on a listener serving math.* only" \
+    '[m["name"] for m in d["methods"]] == ["math.add", "math.divide", "math.multiply", "math.subtract"]'
+  stop_daemon discover "$pid" "$T/d.sock"
+
+  # Each refused description: the plugin does not load, and says why.
+  local kind want
+  for kind in json object name params method; do
+    case $kind in
+    json) want='description of "fx.described": not valid JSON' ;;
+    object) want='description of "fx.described": not a JSON object' ;;
+    name) want='description of "fx.described": has a "name"' ;;
+    params) want='description of "fx.described": has no "params"' ;;
+    method) want='description of "fx.other": not a method this module registered' ;;
+    esac
+    refused_conf "desc_$kind" "fx_desc_$kind.so: init failed: $want" \
+      "$(printf '[listen x]\nunix = %s/x.sock\n[plugin p]\npath = %s/fx_desc_%s.so' "$T" "$FX" "$kind")"
+  done
+  finish
+}
+
+main
