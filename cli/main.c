@@ -54,6 +54,10 @@ static void usage(FILE *f) {
       "      --color, --no-color   (default: colour on a terminal, unless "
       "NO_COLOR)\n"
       "      --no-check        do not ask rpc.discover to check params\n"
+      "      --cafile FILE     TLS (with -t): the server's certificate must\n"
+      "                        verify against the CAs in FILE\n"
+      "      --cert FILE       TLS: our client certificate (PEM)\n"
+      "      --key FILE        TLS: its key (default: in --cert's file)\n"
       "      --timeout MS      give up after MS milliseconds (default "
       "30000)\n"
       "  -h, --help            this help\n"
@@ -108,6 +112,9 @@ enum {
   OPT_NO_COLOR,
   OPT_NO_CHECK,
   OPT_TIMEOUT,
+  OPT_CAFILE,
+  OPT_CERT,
+  OPT_KEY,
 };
 
 int main(int argc, char **argv) {
@@ -127,6 +134,9 @@ int main(int argc, char **argv) {
       {"no-color", no_argument, NULL, OPT_NO_COLOR},
       {"no-check", no_argument, NULL, OPT_NO_CHECK},
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"cafile", required_argument, NULL, OPT_CAFILE},
+      {"cert", required_argument, NULL, OPT_CERT},
+      {"key", required_argument, NULL, OPT_KEY},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -197,6 +207,15 @@ int main(int argc, char **argv) {
       if (parse_int(optarg, "--timeout", &o.ep.timeout_ms) < 0)
         return JC_EXIT_USAGE;
       break;
+    case OPT_CAFILE:
+      o.ep.cafile = optarg;
+      break;
+    case OPT_CERT:
+      o.ep.cert = optarg;
+      break;
+    case OPT_KEY:
+      o.ep.key = optarg;
+      break;
     case 'h':
       usage(stdout);
       return JC_EXIT_OK;
@@ -215,6 +234,14 @@ int main(int argc, char **argv) {
   }
   if (!o.ep.unix_path && !o.ep.tcp)
     default_endpoint(&o.ep, sockbuf, sizeof sockbuf);
+  if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
+    jc_warn("--cert and --key are for TLS, which --cafile turns on");
+    return JC_EXIT_USAGE;
+  }
+  if (o.ep.cafile && !o.ep.tcp) {
+    jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT)");
+    return JC_EXIT_USAGE;
+  }
   jc_output_init(&o.out, color);
   o.id = id_text ? jc_word_value(id_text) : json_integer(1);
   if (!json_is_string(o.id) && !json_is_number(o.id) && !json_is_null(o.id)) {

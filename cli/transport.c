@@ -44,8 +44,7 @@ static int remaining_ms(const jc_conn *c) {
   return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
-/* Waits for EVENTS on the socket until the deadline. */
-static int wait_for(jc_conn *c, short events, const char *doing) {
+int jc_wait(jc_conn *c, short events, const char *doing) {
   for (;;) {
     struct pollfd p = {.fd = c->fd, .events = events};
     int ms = remaining_ms(c);
@@ -97,7 +96,7 @@ static int connect_addr(jc_conn *c, int family, const struct sockaddr *sa,
     return JC_OK;
   int err = errno;
   if (err == EINPROGRESS) {
-    int st = wait_for(c, POLLOUT, "connecting");
+    int st = jc_wait(c, POLLOUT, "connecting");
     if (st != JC_OK)
       return st;
     socklen_t len = sizeof err;
@@ -146,6 +145,8 @@ static int connect_tcp(jc_conn *c) {
       break;
   }
   freeaddrinfo(res);
+  if (st == JC_OK && c->ep->cafile)
+    st = jc_tls_start(c, host);
   free(copy);
   return st;
 }
@@ -175,6 +176,8 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
 }
 
 static int write_all(jc_conn *c, const char *p, size_t n) {
+  if (c->ssl)
+    return jc_tls_write_all(c, p, n);
   while (n > 0) {
     ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
     if (w > 0) {
@@ -185,7 +188,7 @@ static int write_all(jc_conn *c, const char *p, size_t n) {
     if (w < 0 && errno == EINTR)
       continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      int st = wait_for(c, POLLOUT, "sending");
+      int st = jc_wait(c, POLLOUT, "sending");
       if (st != JC_OK)
         return st;
       continue;
@@ -216,7 +219,10 @@ int jc_send(jc_conn *c, const char *data, size_t n) {
 }
 
 void jc_send_done(jc_conn *c) {
-  shutdown(c->fd, SHUT_WR);
+  if (c->ssl)
+    jc_tls_shutdown(c);
+  else
+    shutdown(c->fd, SHUT_WR);
 }
 
 /* The length of a complete frame at the start of buf (prefix or newline
@@ -271,7 +277,8 @@ static void compact(jc_conn *c) {
 bool jc_buffered_frame(jc_conn *c) {
   size_t skip, n, total;
   compact(c);
-  return complete_frame(c, &skip, &n, &total) != 0;
+  /* Decrypted bytes the TLS session holds do not show on the socket. */
+  return complete_frame(c, &skip, &n, &total) != 0 || jc_tls_pending(c);
 }
 
 int jc_recv(jc_conn *c, const char **frame, size_t *n) {
@@ -296,7 +303,10 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
       c->buf = nb;
       c->cap = cap;
     }
-    ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+    ssize_t r = c->ssl ? jc_tls_read(c, c->buf + c->len, c->cap - c->len)
+                       : recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+    if (c->ssl && r < 0)
+      return (int)r; /* said already */
     if (r > 0) {
       c->len += (size_t)r;
       continue;
@@ -312,7 +322,7 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
     if (errno == EINTR)
       continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int st = wait_for(c, POLLIN, "waiting for the reply");
+      int st = jc_wait(c, POLLIN, "waiting for the reply");
       if (st != JC_OK)
         return st;
       continue;
@@ -323,6 +333,8 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
 }
 
 void jc_close(jc_conn *c) {
+  if (c->ssl)
+    jc_tls_free(c);
   if (c->fd >= 0)
     close(c->fd);
   c->fd = -1;

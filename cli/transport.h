@@ -14,6 +14,9 @@ typedef struct {
   const char *tcp;       /* "HOST:PORT" or "[V6]:PORT" */
   jc_framing framing;
   int timeout_ms; /* for everything from connecting to the last reply */
+  /* TLS (tcp only), on when cafile is set: the server's certificate must
+   * verify against cafile; cert and key (key defaults to cert) are ours. */
+  const char *cafile, *cert, *key;
 } jc_endpoint;
 
 typedef struct {
@@ -22,7 +25,8 @@ typedef struct {
   struct timespec deadline;
   char *buf; /* bytes received and not yet handed out */
   size_t len, cap;
-  size_t consumed; /* bytes of buf handed out by the last jc_recv */
+  size_t consumed;    /* bytes of buf handed out by the last jc_recv */
+  struct ssl_st *ssl; /* the TLS session (tls.c), or NULL */
 } jc_conn;
 
 /* Results of the calls below; errors have been reported on stderr. */
@@ -51,5 +55,17 @@ int jc_remaining_ms(const jc_conn *c);
 bool jc_buffered_frame(jc_conn *c);
 /* The exit status for a JC_ERR or JC_TIMEOUT result. */
 int jc_exit_for(int status);
+/* Waits for EVENTS on the socket until the deadline (JC_OK, JC_ERR or
+ * JC_TIMEOUT, said on stderr). */
+int jc_wait(jc_conn *c, short events, const char *doing);
+
+/* tls.c: the client side of TLS on c's connected socket. */
+int jc_tls_start(jc_conn *c, const char *host);
+int jc_tls_write_all(jc_conn *c, const char *p, size_t n);
+/* Bytes read, 0 at the end, or JC_ERR / JC_TIMEOUT. */
+long jc_tls_read(jc_conn *c, char *buf, size_t cap);
+bool jc_tls_pending(const jc_conn *c);
+void jc_tls_shutdown(jc_conn *c);
+void jc_tls_free(jc_conn *c);
 
 #endif

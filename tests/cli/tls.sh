@@ -349,6 +349,42 @@ CONF
     fail "length framing over TLS: got: $got"
   fi
   expect_reply "python ssl, newline framing" "$(pycall newline "$pn")"
+  # jrpc's own TLS client: --cafile, --cert, --key.
+  local jrpc
+  jrpc=$(dirname "$JRPCD")/../cli/jrpc
+  if [[ -x "$jrpc" ]]; then
+    got=$("$jrpc" -t "127.0.0.1:$pm" --cafile "$T/ca.pem" --cert "$T/alice.pem" \
+      --key "$T/alice.key" --compact math.add 1 2 2>&1) || true
+    if [[ "$got" == 3 ]]; then
+      pass "jrpc over mutual TLS"
+    else
+      fail "jrpc over mutual TLS: $got"
+    fi
+    got=$("$jrpc" -t "127.0.0.1:$pl" -f length --cafile "$T/ca.pem" \
+      --compact math.add 2 2 2>&1) || true
+    if [[ "$got" == 4 ]]; then
+      pass "jrpc over TLS, length framing"
+    else
+      fail "jrpc over TLS, length framing: $got"
+    fi
+    local rc=0
+    got=$("$jrpc" -t "127.0.0.1:$pn" --cafile "$T/other.pem" math.add 1 2 2>&1) || rc=$?
+    if ((rc == 2)) && [[ "$got" == *"TLS handshake: unable to get local issuer certificate"* ]]; then
+      pass "jrpc refuses a server its --cafile does not vouch for (exit 2)"
+    else
+      fail "jrpc with another CA: exit $rc: $got"
+    fi
+    rc=0
+    got=$("$jrpc" -t "127.0.0.1:$pm" --cafile "$T/ca.pem" math.add 1 2 2>&1) || rc=$?
+    if ((rc == 2)); then
+      pass "jrpc without a client certificate to a mutual-TLS port: exit 2"
+    else
+      fail "jrpc, no client certificate, mutual TLS: exit $rc: $got"
+    fi
+  else
+    fail "no jrpc at $jrpc"
+  fi
+
   # What a handler sees (jrpc_peer, ABI 1.2): TLS, and the verified CN.
   got=$(printf '%s\n' '{"jsonrpc":"2.0","method":"fx.peer","id":1}' |
     timeout 10 socat -t 5 - \
