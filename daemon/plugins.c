@@ -24,7 +24,8 @@ static void plugin_unload(jrpcd_plugin_t *p) {
 
 /* dlopen, find the entry, check the ABI, run init. */
 static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
-                       jrpc__registry_t *reg, char *err, size_t errlen) {
+                       jrpc__registry_t *reg, unsigned nworkers, char *err,
+                       size_t errlen) {
   memset(p, 0, sizeof(*p));
   p->name = strdup(pc->name);
   p->path = strdup(pc->path);
@@ -54,8 +55,9 @@ static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
   memcpy(&entry, &sym, sizeof(entry)); /* object to function pointer */
   const jrpc_module_info_t *info = entry();
   char why[512];
-  if (jrpc__module_start(&p->mod, info, p->path, reg,
-                         (const char *const *)pc->kv, why, sizeof(why))) {
+  if (jrpc__module_start_workers(&p->mod, info, p->path, reg,
+                                 (const char *const *)pc->kv, nworkers, why,
+                                 sizeof(why))) {
     p->mod.info = NULL; /* not started: no fini */
     snprintf(err, errlen, "[plugin %s] %s", p->name, why);
     return -1;
@@ -75,15 +77,18 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   g->serial = serial;
   atomic_init(&g->refs, 1);
   pthread_mutex_init(&g->views_mu, NULL);
+  unsigned nworkers = c->workers ? c->workers : 1;
   g->plugins = calloc(c->nplugins ? c->nplugins : 1, sizeof(*g->plugins));
-  if (!g->plugins) {
+  g->wrefs = calloc(nworkers, sizeof(*g->wrefs));
+  if (!g->plugins || !g->wrefs) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_t *p = &g->plugins[g->nplugins];
     char why[768];
-    if (plugin_load(p, &c->plugins[i], &g->reg, why, sizeof(why)) == 0) {
+    if (plugin_load(p, &c->plugins[i], &g->reg, nworkers, why, sizeof(why)) ==
+        0) {
       g->nplugins++;
       continue;
     }
@@ -95,8 +100,7 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
     jrpcd_error("%s (plugin skipped)", why);
     g->failed++;
   }
-  if (jrpcd_discover_attach(g) != 0 ||
-      jrpcd_stats_attach(g, c->workers ? c->workers : 1) != 0) {
+  if (jrpcd_discover_attach(g) != 0 || jrpcd_stats_attach(g, nworkers) != 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -136,6 +140,7 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   for (size_t i = g->nplugins; i-- > 0;)
     plugin_unload(&g->plugins[i]);
   free(g->plugins);
+  free(g->wrefs);
   jrpc__registry_free(&g->reg);
   free(g->mstats);
   for (size_t i = 0; i < g->npolicies; i++)
@@ -146,6 +151,20 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   pthread_mutex_destroy(&g->views_mu);
   jrpcd_gen_tls_free(g);
   free(g);
+}
+
+void jrpcd_gen_worker_hold(jrpcd_gen_t *g, unsigned k) {
+  atomic_fetch_add_explicit(&g->wrefs[k], 1, memory_order_relaxed);
+  jrpcd_gen_hold(g);
+}
+
+void jrpcd_gen_worker_release(jrpcd_gen_t *g, unsigned k) {
+  /* Worker k's thread runs nothing of g any more: its slots go now, on
+   * its thread, rather than wherever g's last holder happens to be. */
+  if (atomic_fetch_sub_explicit(&g->wrefs[k], 1, memory_order_acq_rel) == 1)
+    for (size_t i = g->nplugins; i-- > 0;)
+      jrpc__module_worker_stop(&g->plugins[i].mod, k);
+  jrpcd_gen_release(g);
 }
 
 const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,

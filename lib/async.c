@@ -178,6 +178,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->notify = call->notify;
   dc->is_deferred = 1;
   dc->ms = call->ms;
+  dc->method = call->method; /* in gen_reg's generation, which d holds */
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
   jrpc__writer_init(&dc->w, &d->out);

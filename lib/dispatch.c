@@ -164,6 +164,7 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   }
 
   jrpc__call_t *call = &e->call;
+  call->method = m;
   call->ms = e->mstats ? &e->mstats[m->slot] : NULL;
   if (call->ms)
     JRPC__STAT_INC(call->ms->calls);

@@ -50,6 +50,8 @@ typedef struct jrpc__call {
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
   uint32_t busy_limit;      /* the limit that refused it, for the reply */
   jrpc__mstat_t *ms;        /* the method's counters, or NULL */
+  /* The method being called (jrpc_worker_data finds its module). */
+  const jrpc__method_t *method;
 } jrpc__call_t;
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
@@ -89,6 +91,9 @@ typedef struct jrpc__engine {
    * gives a row indexed like reg's slots (NULL: not counted). */
   jrpc__estat_t stats;
   jrpc__mstat_t *mstats;
+  /* Which worker this engine serves, for jrpc_worker_data: the slot of
+   * each module's per-worker state. 0 in a host with one thread. */
+  uint32_t worker;
 } jrpc__engine_t;
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */

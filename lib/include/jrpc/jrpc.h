@@ -16,6 +16,23 @@
  *
  * Lifetimes: parameter views are valid until the handler returns; memory from
  * jrpc_alloc() until the reply is sent; module data from init to fini.
+ *
+ * Threads: jrpcd runs `workers` threads, and every one of them calls the
+ * handlers of every module, so one module's handlers run on several
+ * threads at once (the same handler too, for calls on connections of
+ * different workers). What a handler touches is one of three kinds:
+ *  - per call: the jrpc_call_t, its params and jrpc_alloc memory. Only the
+ *    thread running the call uses them; nothing to lock.
+ *  - per worker: the slot of jrpc_on_worker (ABI 1.3), reached with
+ *    jrpc_worker_data(c). Only that worker's thread uses it while it
+ *    serves; nothing to lock (a database connection or a cache per worker).
+ *  - shared: *mod_data, udata, and anything they point to. Every worker
+ *    reads them at once: state that changes after init needs a lock or
+ *    atomics (handlers/kv/kv.c has a table under a mutex), and a reload
+ *    (SIGHUP) runs a second instance of the module beside the first.
+ * A worker runs one call at a time, so a handler never races with itself
+ * on one worker; jrpc_post callbacks and jrpc_queue_work's done run on the
+ * call's worker too, while work() runs on a pool thread of its own.
  */
 #ifndef JRPC_JRPC_H
 #define JRPC_JRPC_H
@@ -28,7 +45,7 @@ extern "C" {
 #endif
 
 #define JRPC_ABI_MAJOR 1
-#define JRPC_ABI_MINOR 2
+#define JRPC_ABI_MINOR 3
 #define JRPC_MODULE_MAGIC 0x4A525043u /* "JRPC" */
 
 /* Return values of API functions and handlers: 0, JRPC_ASYNC, or a negative
@@ -140,6 +157,12 @@ typedef struct jrpc_num {
 typedef void (*jrpc_post_fn)(jrpc_call_t *c, void *arg);
 typedef void (*jrpc_work_fn)(void *arg);
 
+/* Per-worker module state (ABI 1.3, see jrpc_on_worker). */
+typedef int (*jrpc_worker_init_fn)(jrpc_reg_t *r, void *mod_data,
+                                   unsigned worker, void **slot);
+typedef void (*jrpc_worker_fini_fn)(void *mod_data, unsigned worker,
+                                    void *slot);
+
 /* The function table. Append-only: never reorder, never remove. */
 struct jrpc_api {
   uint32_t abi_major;
@@ -207,6 +230,11 @@ struct jrpc_api {
 
   /* ---- 1.2: describing a method ---- */
   int (*describe)(jrpc_reg_t *r, const char *method, const char *json);
+
+  /* ---- 1.3: per-worker module state ---- */
+  int (*on_worker)(jrpc_reg_t *r, jrpc_worker_init_fn init,
+                   jrpc_worker_fini_fn fini);
+  void *(*worker_data)(jrpc_call_t *c);
 };
 
 /* Log levels for jrpc_log(). */
@@ -247,6 +275,43 @@ static inline int jrpc_init_error(jrpc_reg_t *r, const char *msg) {
  * is valid during init only: copy what you keep. */
 static inline const char *jrpc_conf_get(jrpc_reg_t *r, const char *key) {
   return JRPC__API(r)->conf_get(r, key);
+}
+
+/* Inside init: give the module one slot per worker (ABI 1.3). For each
+ * worker k, init(r, mod_data, k, &slot) runs once, after the module's own
+ * init has returned, and stores in *slot what that worker's calls get
+ * from jrpc_worker_data(); fini(mod_data, k, slot) runs exactly once for
+ * each slot whose init succeeded, before the module's own fini.
+ *
+ * When: every slot is made as the module loads (at start-up, and by a
+ * reload for the new instance), on the thread that loads it (jrpcd's main
+ * thread, where init runs), before any worker serves a call of it; the
+ * number of workers never changes while jrpcd runs. A slot's fini runs on
+ * its own worker's thread once that worker is done with the instance (it
+ * serves a reloaded one and the calls it deferred under this one have
+ * finished, or it stops), or on the thread that unloads the module for a
+ * worker that never served it. After shutdown_timeout_ms passed with
+ * thread-pool work still running, jrpcd exits without any fini.
+ *
+ * init's r is valid during that call only, for jrpc_conf_get and
+ * jrpc_init_error; a non-zero return fails the module's load (slots made
+ * so far are finalised, then the module's fini runs): "kv.so: worker 1:
+ * per-worker init failed: why", and the reload or start-up fails as for
+ * any init failure. fini may be NULL. A second jrpc_on_worker replaces the
+ * first. A host without workers (the library in a test) has one slot,
+ * worker 0. JRPC_EINVAL for a NULL init or outside init. */
+static inline int jrpc_on_worker(jrpc_reg_t *r, jrpc_worker_init_fn init,
+                                 jrpc_worker_fini_fn fini) {
+  return JRPC__API(r)->on_worker(r, init, fini);
+}
+/* In a handler, or through a deferred handle on its own loop (a jrpc_post
+ * callback, jrpc_queue_work's done; not in work(), which runs on a pool
+ * thread): the calling worker's slot of the module that registered the
+ * method, as its init stored it. NULL for a module without
+ * jrpc_on_worker. A deferred call finishing after a reload still gets the
+ * slot of the instance that started it. ABI 1.3. */
+static inline void *jrpc_worker_data(jrpc_call_t *c) {
+  return JRPC__API(c)->worker_data(c);
 }
 
 static inline jrpc_type_t jrpc_type(jrpc_call_t *c, jrpc_val_t v) {
