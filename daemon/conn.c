@@ -432,7 +432,9 @@ static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
   jrpcd_server_t *srv = w->srv;
   jrpcd_worker_t *best = w;
   unsigned best_load = atomic_load(&w->load);
-  for (unsigned i = 0; i < srv->nworkers; i++) {
+  /* Workers still starting (at start-up) are not counted yet. */
+  unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n; i++) {
     unsigned ld = atomic_load(&srv->workers[i].load);
     if (ld < best_load) {
       best = &srv->workers[i];

@@ -80,7 +80,10 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
         jrpcd_worker_join(&s->workers[k]);
       return -1;
     }
-    s->nworkers++;
+    /* Published with release: the workers already running hand
+     * connections only to workers whose set-up they can see whole
+     * (least_loaded in conn.c). */
+    __atomic_store_n(&s->nworkers, s->nworkers + 1, __ATOMIC_RELEASE);
   }
   return 0;
 }
