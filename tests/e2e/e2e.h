@@ -173,6 +173,11 @@ typedef struct e2e_pump_ops {
 void e2e_pump(e2e_conn_t **cs, size_t n, const e2e_pump_ops_t *ops, void *arg,
               int stall_ms);
 
+/* The integer after "key": in json, past the first occurrence of scope
+ * (a unique text such as "\"worker\":1,"); fails the test when either is
+ * missing. */
+long long e2e_num_after(const char *json, const char *scope, const char *key);
+
 /* Milliseconds of CLOCK_MONOTONIC, for bounds. */
 uint64_t e2e_now_ms(void);
 void e2e_sleep_ms(int ms);

@@ -23,15 +23,7 @@
 /* The unsigned number after "key": in the object that starts at `scope`
  * (a unique text such as "\"worker\":1," or "\"math.add\":{"). */
 static uint64_t stat_of(const char *json, const char *scope, const char *key) {
-  const char *s = strstr(json, scope);
-  if (!s)
-    fail_msg("no %s in %s", scope, json);
-  char pat[64];
-  snprintf(pat, sizeof(pat), "\"%s\":", key);
-  const char *k = strstr(s, pat);
-  if (!k)
-    fail_msg("no %s after %s in %s", key, scope, json);
-  return strtoull(k + strlen(pat), NULL, 10);
+  return (uint64_t)e2e_num_after(json, scope, key);
 }
 
 /* Sends a request, takes its reply; counts the bytes of both as framed on
