@@ -522,7 +522,8 @@ typedef struct jrpc_module_info {
   const char *name;
   const char *version;
   /* Register methods; *mod_data is handed to fini. Non-zero fails the
-   * load and nothing the module registered stays. */
+   * load and nothing the module registered stays. Every worker thread
+   * uses *mod_data at once: see "Threads" at the top. */
   int (*init)(jrpc_reg_t *r, void **mod_data);
   void (*fini)(void *mod_data);
 } jrpc_module_info_t;
