@@ -289,9 +289,11 @@ static inline const char *jrpc_conf_get(jrpc_reg_t *r, const char *key) {
  * number of workers never changes while jrpcd runs. A slot's fini runs on
  * its own worker's thread once that worker is done with the instance (it
  * serves a reloaded one and the calls it deferred under this one have
- * finished, or it stops), or on the thread that unloads the module for a
- * worker that never served it. After shutdown_timeout_ms passed with
- * thread-pool work still running, jrpcd exits without any fini.
+ * finished, or it stops); for a worker that never served the instance (a
+ * load that failed, a reload overtaken by the next one), on the thread
+ * that lets go of it, mostly the main one. After shutdown_timeout_ms
+ * passed with thread-pool work still running, jrpcd exits without any
+ * fini.
  *
  * init's r is valid during that call only, for jrpc_conf_get and
  * jrpc_init_error; a non-zero return fails the module's load (slots made
