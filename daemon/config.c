@@ -511,7 +511,7 @@ static int open_plugin(parse_t *p, const char *name, size_t n) {
   c->nplugins++;
   pl->line = p->line;
   p->sec = SEC_PLUGIN;
-  return 0;
+  return apply_defaults(p, JRPCD_SEC_PLUGIN, pl, NO_KIND, 1);
 oom:
   out_of_memory(p);
   return -1;

@@ -53,7 +53,12 @@ typedef struct jrpcd_plugin_conf {
    * NULL. Handed to the plugin's init (jrpc_conf_get). */
   char **kv;
   size_t nkv; /* number of pairs */
+  /* Its methods' call timeout, or JRPCD_TIMEOUT_SERVER: call_timeout_ms.
+   * A method's own "x-jrpcd-timeout-ms" overrides either. */
+  uint64_t timeout_ms;
 } jrpcd_plugin_conf_t;
+
+#define JRPCD_TIMEOUT_SERVER UINT64_MAX
 
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
@@ -86,6 +91,8 @@ typedef struct jrpcd_config {
   uint32_t early_reply_frames;      /* replies so far go out after this many
                                        frames of one read; 0 = only at the
                                        read's end */
+  uint32_t call_timeout_ms; /* a deferred call is answered -32004 after it;
+                               0 = never */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;
