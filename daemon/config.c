@@ -698,6 +698,15 @@ static void finish(parse_t *p) {
     long most = (long)jrpcd_key_find(JRPCD_SEC_SERVER, "workers")->max;
     c->workers = (unsigned)(cpus > most ? most : cpus);
   }
+  if (c->thread_pool == 0) {
+    /* Work handlers put on the pool mostly waits (a database, a file, a
+     * subprocess), so twice the workers keep the CPUs busy while half of
+     * it waits; libuv's own 4 is the floor. */
+    unsigned n = 2 * c->workers;
+    c->thread_pool = n < 4                       ? 4
+                     : n > JRPCD_THREAD_POOL_MAX ? JRPCD_THREAD_POOL_MAX
+                                                 : n;
+  }
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_conf_t *pl = &c->plugins[i];
     if (pl->path[0] != '/') {

@@ -59,6 +59,8 @@ typedef struct jrpcd_plugin_conf {
 } jrpcd_plugin_conf_t;
 
 #define JRPCD_TIMEOUT_SERVER UINT64_MAX
+/* libuv's own limit on its thread pool. */
+#define JRPCD_THREAD_POOL_MAX 1024
 
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
@@ -93,6 +95,8 @@ typedef struct jrpcd_config {
                                        read's end */
   uint32_t call_timeout_ms; /* a deferred call is answered -32004 after it;
                                0 = never */
+  uint32_t thread_pool;     /* jrpc_queue_work's threads; 0 in the file =
+                               derived from workers (resolved) */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -141,6 +141,10 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"call_timeout_ms", SERVER(call_timeout_ms), UINT(0, UINT32_MAX),
      .def = "30000",
      .doc = "ms a deferred call may take (-32004 beyond); 0 = never"},
+    {"thread_pool", SERVER(thread_pool), UINT(0, JRPCD_THREAD_POOL_MAX),
+     .def = "0",
+     .doc = "threads for handlers' jrpc_queue_work; 0 = twice the workers, "
+            "at least 4"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,

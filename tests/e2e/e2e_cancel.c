@@ -1,9 +1,11 @@
 /* e2e_cancel.c - call timeouts and cancellation over real sockets (issue
- * 14, points 1 and 2): call_timeout_ms and a plugin's timeout_ms (-32004,
- * exactly once); $/cancelRequest (-32800); a closed connection's calls
- * cancelled at once (their room in max_pending_calls_total given back); a
- * reload with cancellable calls in flight. Waits are liveness bounds;
- * nothing measures speed. */
+ * 14, points 1, 2 and 7): call_timeout_ms, a plugin's timeout_ms and a
+ * method's "x-jrpcd-timeout-ms" (-32004, exactly once); $/cancelRequest
+ * (-32800); a closed connection's calls cancelled at once (their room in
+ * max_pending_calls_total and their pool threads given back); the wait for
+ * a pool thread counted in the timeout (thread_pool = 1); a reload with
+ * cancellable calls in flight. Waits are liveness bounds; nothing measures
+ * speed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +72,29 @@ static void test_timeouts(void **state) {
     e2e_roundtrip(c, 6);
     e2e_close(c);
   }
+  e2e_stop(d);
+}
+
+/* thread_pool = 1: a call waiting for the pool thread times out while it
+ * waits (fx.timed_work's own 300 ms, from its description, over the
+ * server's 60 s); its job finds it cancelled when it finally runs. The
+ * blocker is sleep.work_ms with its plugin's timeout_ms = 0 (never). */
+static void test_pool_wait_counts(void **state) {
+  e2e_daemon_t *d = *state;
+  e2e_opts_t o = {.server = "thread_pool = 1\ncall_timeout_ms = 60000\n",
+                  .plugins = plugins_with("timeout_ms = 0\n")};
+  e2e_start(d, &o);
+  e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
+  e2e_send(c, REQ("sleep.work_ms", "[1500]", "1"));
+  e2e_send(c, REQ("fx.timed_work", "[]", "2"));
+  e2e_expect(c, TIMED_OUT("300", "2"));
+  e2e_expect(c, RES("1500", "1"));
+  /* A second one now has the thread, and time enough. */
+  e2e_send(c, REQ("fx.timed_work", "[]", "3"));
+  e2e_expect(c, RES("true", "3"));
+  e2e_send(c, REQ("fx.counts", "[]", "4"));
+  e2e_expect(c, RES("{\"started_cancelled\":1}", "4"));
+  e2e_close(c);
   e2e_stop(d);
 }
 
@@ -167,6 +192,32 @@ static void test_gone_frees_room(void **state) {
   e2e_stop(d);
 }
 
+/* thread_pool = 1 held by a sleep.work_ms of 60 s (no timeout): when its
+ * client goes, the work sees jrpc_cancelled and gives the thread back
+ * (before, the next call waited the 60 s). */
+static void test_gone_frees_pool(void **state) {
+  e2e_daemon_t *d = *state;
+  e2e_opts_t o = {.server = "thread_pool = 1\n",
+                  .plugins = plugins_with("timeout_ms = 0\n")};
+  e2e_start(d, &o);
+  /* Over Unix, a close; over TCP a reset (a close is a half-close there
+   * until a reply meets the reset: see the README). */
+  for (int round = 0; round < 2; round++) {
+    e2e_conn_t *a = e2e_connect(d, round ? E2E_TCP_NL : E2E_UNIX_LEN);
+    e2e_send(a, REQ("sleep.work_ms", "[60000]", "1"));
+    e2e_roundtrip(a, 2); /* read, so deferred */
+    if (round)
+      e2e_close_rst(a);
+    else
+      e2e_close(a);
+    e2e_conn_t *b = e2e_connect(d, E2E_UNIX_NL);
+    e2e_send(b, REQ("sleep.work_ms", "[10]", "3"));
+    e2e_expect(b, RES("10", "3"));
+    e2e_close(b);
+  }
+  e2e_stop(d);
+}
+
 /* ---- reload ---- */
 
 /* Calls of the previous plugin generation stay cancellable after SIGHUP:
@@ -212,9 +263,13 @@ static void test_reload_in_flight(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_timeouts, e2e_setup, e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_pool_wait_counts, e2e_setup,
+                                      e2e_teardown),
       cmocka_unit_test_setup_teardown(test_cancel_request, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_gone_frees_room, e2e_setup,
+                                      e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_gone_frees_pool, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_reload_in_flight, e2e_setup,
                                       e2e_teardown),
