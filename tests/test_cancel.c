@@ -5,6 +5,7 @@
  * fixture of test_async (async_fx.h) with its fake clock: nothing waits.
  * Run under ASan, a handle used after it was freed shows here. */
 #include "async_fx.h"
+#include "module.h"
 
 /* ------------------------------------------------------------------ */
 /* Handlers and the cancel callback                                    */
@@ -434,6 +435,35 @@ static void test_api_on_other_handles(void **state) {
   finish_test(f);
 }
 
+/* ABI 1.3 appended to the table: modules built for 1.0 to 1.2 still load
+ * (the host checks their minor, not its own), a newer minor does not. */
+static int fx_init(jrpc_reg_t *r, void **mod_data) {
+  (void)r;
+  (void)mod_data;
+  return 0;
+}
+static void test_older_minor_loads(void **state) {
+  (void)state;
+  assert_int_equal(JRPC_ABI_MINOR, 3);
+  char err[256];
+  for (uint16_t minor = 0; minor <= JRPC_ABI_MINOR + 1; minor++) {
+    jrpc_module_info_t info = {JRPC_MODULE_MAGIC,
+                               JRPC_ABI_MAJOR,
+                               minor,
+                               sizeof(info),
+                               JRPC_BUILD_SIGNATURE,
+                               "fx",
+                               "1.0",
+                               fx_init,
+                               NULL};
+    int rc = jrpc__module_check(&info, "fx.so", err, sizeof(err));
+    if (minor <= JRPC_ABI_MINOR)
+      assert_int_equal(rc, 0);
+    else
+      assert_int_equal(rc, JRPC_EINVAL);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_timeout_then_finish, setup_cancel,
@@ -464,6 +494,7 @@ int main(void) {
                                       setup_cancel, teardown),
       cmocka_unit_test_setup_teardown(test_api_on_other_handles, setup_cancel,
                                       teardown),
+      cmocka_unit_test(test_older_minor_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
