@@ -53,7 +53,14 @@ typedef struct jrpcd_plugin_conf {
    * NULL. Handed to the plugin's init (jrpc_conf_get). */
   char **kv;
   size_t nkv; /* number of pairs */
+  /* Its methods' call timeout, or JRPCD_TIMEOUT_SERVER: call_timeout_ms.
+   * A method's own "x-jrpcd-timeout-ms" overrides either. */
+  uint64_t timeout_ms;
 } jrpcd_plugin_conf_t;
+
+#define JRPCD_TIMEOUT_SERVER UINT64_MAX
+/* libuv's own limit on its thread pool. */
+#define JRPCD_THREAD_POOL_MAX 1024
 
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
@@ -86,6 +93,10 @@ typedef struct jrpcd_config {
   uint32_t early_reply_frames;      /* replies so far go out after this many
                                        frames of one read; 0 = only at the
                                        read's end */
+  uint32_t call_timeout_ms; /* a deferred call is answered -32004 after it;
+                               0 = never */
+  uint32_t thread_pool;     /* jrpc_queue_work's threads; 0 in the file =
+                               derived from workers (resolved) */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -76,6 +76,9 @@ static int principal_parses(const char *value, char *why, size_t whylen) {
 #define UNIX_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_UNIX)
 #define TCP_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_TCP)
 
+static const jrpcd_key_word_t plugin_timeout_words[] = {
+    {"server", JRPCD_TIMEOUT_SERVER}, {NULL, 0}};
+
 static const jrpcd_key_word_t tls_versions[] = {
     {"1.2", 0}, {"1.3", 0}, {NULL, 0}};
 
@@ -135,6 +138,13 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
      .def = "10000",
      .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
+    {"call_timeout_ms", SERVER(call_timeout_ms), UINT(0, UINT32_MAX),
+     .def = "30000",
+     .doc = "ms a deferred call may take (-32004 beyond); 0 = never"},
+    {"thread_pool", SERVER(thread_pool), UINT(0, JRPCD_THREAD_POOL_MAX),
+     .def = "0",
+     .doc = "threads for handlers' jrpc_queue_work; 0 = twice the workers, "
+            "at least 4"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
@@ -189,6 +199,9 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,
      .what = "the plugin's .so file",
      .doc = "the plugin's shared object, relative to plugin_dir"},
+    {"timeout_ms", PLUGIN(timeout_ms), UINT(0, UINT32_MAX),
+     .words = plugin_timeout_words, .def = "server",
+     .doc = "call_timeout_ms for this plugin's methods; 0 = never"},
 };
 const size_t jrpcd_nkeys = sizeof jrpcd_keys / sizeof jrpcd_keys[0];
 

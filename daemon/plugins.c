@@ -65,6 +65,22 @@ static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
   return 0;
 }
 
+/* Each method's call timeout: its description's own, else its plugin's
+ * timeout_ms, else [server] call_timeout_ms. */
+static void set_timeouts(jrpcd_gen_t *g, const jrpcd_config_t *c,
+                         const jrpcd_plugin_conf_t *const *confs) {
+  for (uint32_t k = 0; k <= g->reg.mask; k++) {
+    jrpc__method_t *m = &g->reg.slots[k];
+    if (!m->name || m->timeout_own)
+      continue;
+    m->timeout_ms = c->call_timeout_ms;
+    for (size_t i = 0; i < g->nplugins; i++)
+      if (m->owner == &g->plugins[i].mod &&
+          confs[i]->timeout_ms != JRPCD_TIMEOUT_SERVER)
+        m->timeout_ms = (uint32_t)confs[i]->timeout_ms;
+  }
+}
+
 int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
                    char *err, size_t errlen) {
   *out = NULL;
@@ -80,7 +96,11 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   unsigned nworkers = c->workers ? c->workers : 1;
   g->plugins = calloc(c->nplugins ? c->nplugins : 1, sizeof(*g->plugins));
   g->wrefs = calloc(nworkers, sizeof(*g->wrefs));
-  if (!g->plugins || !g->wrefs) {
+  /* Each loaded plugin's section (failed ones are skipped). */
+  const jrpcd_plugin_conf_t **confs =
+      calloc(c->nplugins ? c->nplugins : 1, sizeof(*confs));
+  if (!g->plugins || !g->wrefs || !confs) {
+    free(confs);
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -89,17 +109,20 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
     char why[768];
     if (plugin_load(p, &c->plugins[i], &g->reg, nworkers, why, sizeof(why)) ==
         0) {
-      g->nplugins++;
+      confs[g->nplugins++] = &c->plugins[i];
       continue;
     }
     plugin_unload(p);
     if (c->strict_plugins) {
       snprintf(err, errlen, "%s", why);
+      free(confs);
       goto fail;
     }
     jrpcd_error("%s (plugin skipped)", why);
     g->failed++;
   }
+  set_timeouts(g, c, confs);
+  free(confs);
   if (jrpcd_discover_attach(g) != 0 || jrpcd_stats_attach(g, nworkers) != 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;

@@ -153,8 +153,28 @@ static void host_hold(void *arg, const jrpc__registry_t *reg, int delta) {
     uv_check_start(&w->after, on_after);
 }
 
+static uint64_t host_now(void *arg) {
+  jrpcd_worker_t *w = arg;
+  return uv_now(&w->loop);
+}
+
+static void on_call_timer(uv_timer_t *t) {
+  jrpcd_worker_t *w = t->data;
+  jrpc__async_expire(&w->engine);
+}
+
+/* One timer per worker, for the earliest deadline of its deferred calls
+ * (async.c keeps them in order): nothing per call. */
+static void host_arm(void *arg, uint64_t due) {
+  jrpcd_worker_t *w = arg;
+  if (w->stopped)
+    return;
+  uint64_t now = uv_now(&w->loop);
+  uv_timer_start(&w->call_timer, on_call_timer, due > now ? due - now : 0, 0);
+}
+
 static const jrpc__host_t host_ops = {host_post, host_queue_work, host_output,
-                                      host_hold};
+                                      host_hold, host_now,        host_arm};
 
 /* ---- stopping ---- */
 
@@ -181,6 +201,7 @@ static void close_loop(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
   uv_close((uv_handle_t *)&w->after, on_handle_closed);
   uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
+  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
 }
 
 static void check_stopped(jrpcd_worker_t *w) {
@@ -389,6 +410,7 @@ static void start_failed(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
   uv_close((uv_handle_t *)&w->after, on_handle_closed);
+  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
   uv_run(&w->loop, UV_RUN_NOWAIT);
   uv_loop_close(&w->loop);
   jrpcd_gen_worker_release(w->gen, w->index);
@@ -443,6 +465,8 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->after.data = w;
   uv_timer_init(&w->loop, &w->accept_retry);
   w->accept_retry.data = w;
+  uv_timer_init(&w->loop, &w->call_timer);
+  w->call_timer.data = w;
   /* The sweep runs often enough to close a connection within a quarter
    * of its timeout (a second at most) after it passed. */
   uint64_t every =

@@ -232,6 +232,12 @@ static int api_queue_work(jrpc_call_t *c, jrpc_work_fn w, jrpc_post_fn d,
                           void *arg) {
   return jrpc__queue_work(c, w, d, arg);
 }
+static int api_on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
+  return jrpc__on_cancel(c, fn, arg);
+}
+static int api_cancelled(jrpc_call_t *c) {
+  return jrpc__cancelled(c);
+}
 
 const struct jrpc_api jrpc__api = {
     JRPC_ABI_MAJOR,
@@ -278,4 +284,6 @@ const struct jrpc_api jrpc__api = {
     api_describe,
     api_on_worker,
     api_worker_data,
+    api_on_cancel,
+    api_cancelled,
 };

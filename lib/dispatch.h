@@ -49,9 +49,11 @@ typedef struct jrpc__call {
   uint8_t is_deferred;      /* this is a deferred call's handle */
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
   uint32_t busy_limit;      /* the limit that refused it, for the reply */
-  jrpc__mstat_t *ms;        /* the method's counters, or NULL */
-  /* The method being called (jrpc_worker_data finds its module). */
+  /* The method called: its timeout, its module (jrpc_worker_data) and,
+   * for a synchronous call, its row of counters. A deferred call keeps the
+   * method of the generation it holds, and its counters in ms. */
   const jrpc__method_t *method;
+  jrpc__mstat_t *ms; /* a deferred call's counters, or NULL */
 } jrpc__call_t;
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
@@ -79,6 +81,9 @@ typedef struct jrpc__engine {
   jrpc__link_t ended;        /* ended by shutdown, freed with the engine */
   jrpc__link_t batches;      /* batches waiting for deferred calls */
   jrpc__link_t done;         /* finished while their frame was running */
+  jrpc__link_t timed;        /* unfinished calls with a deadline, by due */
+  jrpc__link_t tombs;        /* cancelled, not finished by their handler */
+  uint64_t armed;            /* due the host's timer is armed for; 0: none */
   uint8_t dispatching;       /* a frame's reply is being written */
   uint8_t in_batch;          /* the frame being dispatched is a batch */
   uint32_t batch_defers;     /* calls of that batch deferred so far */
@@ -95,6 +100,14 @@ typedef struct jrpc__engine {
    * each module's per-worker state. 0 in a host with one thread. */
   uint32_t worker;
 } jrpc__engine_t;
+
+/* The counters of call's method, or NULL when not counted. */
+static inline jrpc__mstat_t *jrpc__call_mstat(const jrpc__call_t *call) {
+  if (call->is_deferred)
+    return call->ms;
+  return call->method && call->e->mstats ? &call->e->mstats[call->method->slot]
+                                         : NULL;
+}
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */
 int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,

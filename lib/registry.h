@@ -21,6 +21,11 @@ typedef struct jrpc__method {
   uint32_t slot;     /* its index in slots[] (per-method counters' row) */
   char *desc;        /* owned: its OpenRPC Method Object without "name" (checked
                         JSON), or NULL (jrpc_describe) */
+  /* Deferred calls answered -32004 after this long (0: never): the
+   * description's "x-jrpcd-timeout-ms" (timeout_own), else what the host
+   * sets from its config. */
+  uint32_t timeout_ms;
+  uint8_t timeout_own;
 } jrpc__method_t;
 
 typedef struct jrpc__registry {

@@ -83,6 +83,8 @@ enum {
   JRPC_SHUTTING_DOWN = -32007,
   JRPC_CANCELLED = -32008,
   JRPC_FRAME_TIMEOUT = -32009,
+  /* LSP's RequestCancelled: the client's $/cancelRequest ended the call */
+  JRPC_REQUEST_CANCELLED = -32800,
 };
 
 /* The JSON type of a value. JRPC_T_NONE means "absent" (missing member,
@@ -156,6 +158,7 @@ typedef struct jrpc_num {
 
 typedef void (*jrpc_post_fn)(jrpc_call_t *c, void *arg);
 typedef void (*jrpc_work_fn)(void *arg);
+typedef void (*jrpc_cancel_fn)(jrpc_call_t *c, void *arg);
 
 /* Per-worker module state (ABI 1.3, see jrpc_on_worker). */
 typedef int (*jrpc_worker_init_fn)(jrpc_reg_t *r, void *mod_data,
@@ -235,6 +238,10 @@ struct jrpc_api {
   int (*on_worker)(jrpc_reg_t *r, jrpc_worker_init_fn init,
                    jrpc_worker_fini_fn fini);
   void *(*worker_data)(jrpc_call_t *c);
+
+  /* ---- 1.3: cancellation ---- */
+  int (*on_cancel)(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg);
+  int (*cancelled)(jrpc_call_t *c);
 };
 
 /* Log levels for jrpc_log(). */
@@ -472,7 +479,8 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
  * through the deferred handle and call jrpc_finish(d): the reply is sent
  * and d is gone. Nothing written means a null result.
  *
- * jrpc_post(d, fn, arg) is the one thread-safe call: from any thread it
+ * jrpc_post(d, fn, arg) is thread-safe (with jrpc_cancelled, the only
+ * calls that are): from any thread it
  * schedules fn(d, arg) on d's loop. It returns 0; JRPC_ECANCELED when the
  * host is shutting down (the host then ends the call itself, with -32007,
  * and d must not be used again); JRPC_ENOSYS without an event loop; or
@@ -483,9 +491,29 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
  * still the caller's to finish.
  *
  * A deferred call keeps its module loaded until finished, even across a
- * reload. If the client has gone, the reply is dropped quietly. Replies of
- * deferred calls may overtake later requests' replies on the connection;
- * a batch's reply waits for all of its calls. */
+ * reload. Replies of deferred calls may overtake later requests' replies
+ * on the connection; a batch's reply waits for all of its calls.
+ *
+ * Timeouts and cancellation (ABI 1.3). A deferred call may end before its
+ * handler finishes it: its deadline passes (call_timeout_ms, a plugin's
+ * timeout_ms or the method's "x-jrpcd-timeout-ms"; answered -32004 with
+ * {"timeout_ms":N}), the client cancels it ($/cancelRequest; answered
+ * -32800), its connection closes (nothing is sent), or the daemon stops
+ * (-32007). The client gets exactly one answer either way. jrpcd then runs
+ * the call's cancel callback (jrpc_on_cancel) once, on d's loop, sets the
+ * flag jrpc_cancelled(d) reads, and frees the reply buffer; the handle
+ * itself stays valid as a small tombstone (with its jrpc_alloc memory and
+ * a hold on its module) until the handler's jrpc_finish(d), which then
+ * returns JRPC_ECANCELED, sends nothing and releases it. So a handler
+ * always finishes each deferred call exactly once, cancelled or not: in
+ * the cancel callback when nothing of its own still refers to d (it may
+ * call jrpc_finish there), else when its work comes back. Writes to a
+ * cancelled call are refused (JRPC_EINVAL) and never sent. jrpc_post and
+ * jrpc_queue_work keep working on it (work still runs: poll
+ * jrpc_cancelled to stop early). A call ended by shutdown is the
+ * exception: its handle stays valid until the daemon exits, and
+ * jrpc_finish on it does nothing. Time spent waiting for a pool thread
+ * counts toward the call's timeout. */
 static inline jrpc_call_t *jrpc_defer(jrpc_call_t *c) {
   return JRPC__API(c)->defer(c);
 }
@@ -498,6 +526,19 @@ static inline int jrpc_post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
 static inline int jrpc_queue_work(jrpc_call_t *c, jrpc_work_fn work,
                                   jrpc_post_fn done, void *arg) {
   return JRPC__API(c)->queue_work(c, work, done, arg);
+}
+/* On a deferred handle, on its loop: fn(d, arg) runs once, on the loop,
+ * when d is cancelled (see above); a second call replaces the first. 0;
+ * JRPC_EINVAL on a handle that is not deferred; JRPC_ECANCELED when d is
+ * cancelled already (fn is not called: finish d). ABI 1.3. */
+static inline int jrpc_on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
+  return JRPC__API(c)->on_cancel(c, fn, arg);
+}
+/* From any thread (a pool thread's work too), while d is not finished: 1
+ * once d has been cancelled, else 0 (always 0 for a synchronous call). An
+ * atomic read: cheap enough to poll in a loop. ABI 1.3. */
+static inline int jrpc_cancelled(jrpc_call_t *c) {
+  return JRPC__API(c)->cancelled(c);
 }
 
 /* ------------------------------------------------------------------ */
