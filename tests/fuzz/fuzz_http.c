@@ -28,27 +28,7 @@ static const struct {
   uint32_t frame, head;
 } limits[4] = {{1048576u, 8192u}, {64u, 256u}, {300u, 64u}, {4096u, 1024u}};
 
-static struct {
-  int ready;
-  jrpc__registry_t reg;
-  jrpc__module_t math;
-  jrpc__engine_t eng;
-} G;
-
-static void teardown(void) {
-  jrpc__engine_free(&G.eng);
-  fz_handlers_free(&G.reg, &G.math);
-}
-
-static void setup(void) {
-  fz_handlers_init(&G.reg, &G.math);
-  jrpc__parser_t *p = jrpc__parser_new("native");
-  FZ_CHECK(p, "no native parser");
-  FZ_CHECK(jrpc__engine_init(&G.eng, &G.reg, NULL, p) == 0, "engine_init");
-  G.eng.log = fz_log_drop;
-  G.ready = 1;
-  atexit(teardown);
-}
+static jrpc__engine_t *eng;
 
 static int healthy(void *arg) {
   return 1;
@@ -77,10 +57,10 @@ static void take(jrpc__outbuf_t *o, bytes_t *b) {
 static int run(int framing, uint32_t head, int chunking, const char *in,
                size_t n, fz_rng_t *rng, bytes_t *got) {
   size_t max_cap =
-      2 * ((size_t)G.eng.lim.max_frame_bytes + head + 65536 + JRPC__PAD);
+      2 * ((size_t)eng->lim.max_frame_bytes + head + 65536 + JRPC__PAD);
   jrpc__stream_t s;
   jrpc__http_t h;
-  jrpc__stream_init(&s, &G.eng, (jrpc__framing_t)framing);
+  jrpc__stream_init(&s, eng, (jrpc__framing_t)framing);
   jrpc__http_init(&h, &s, head,
                   JRPC__HTTP_ROUTE_HEALTH | JRPC__HTTP_ROUTE_METRICS, &host,
                   NULL);
@@ -157,13 +137,13 @@ static void check_replies(int framing, const bytes_t *b) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!G.ready)
-    setup();
+  if (!eng)
+    eng = fz_engine("native");
   if (size < 1)
     return 0;
   int framing = (data[0] & 1) ? JRPC_FRAMING_CONTENT_LENGTH : JRPC_FRAMING_HTTP;
   int lim = (data[0] >> 1) & 3, chunking = (data[0] >> 3) & 3;
-  G.eng.lim.max_frame_bytes = limits[lim].frame;
+  eng->lim.max_frame_bytes = limits[lim].frame;
   const char *in = (const char *)data + 1;
   size_t n = size - 1;
   fz_rng_t rng;
