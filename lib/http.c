@@ -310,6 +310,9 @@ static int status_reply(jrpc__http_t *h, int status) {
   int rc = head_begin(h, o, &hd, status, json_type, allow);
   if (rc)
     return rc;
+  JRPC__STAT_INC(s->e->stats.errors);
+  if (h->p.method == HTTP_HEAD && s->fr.kind == JRPC_FRAMING_HTTP)
+    return head_end(o, &hd); /* a reply to HEAD has no body */
   char data[96];
   int n = 0, code = JRPC_INVALID_REQUEST;
   const char *msg = reason(status);
@@ -329,7 +332,6 @@ static int status_reply(jrpc__http_t *h, int status) {
     msg = h->route ? "Method Not Allowed: GET only"
                    : "Method Not Allowed: POST JSON-RPC requests";
   }
-  JRPC__STAT_INC(s->e->stats.errors);
   jrpc__reply_error(o, code, msg, n ? data : NULL, (size_t)n, NULL, 0);
   jrpc__out_byte(o, '\n');
   return head_end(o, &hd);
@@ -568,10 +570,10 @@ int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof) {
   jrpc__http_t *h = s->http;
   int rc = 0;
   s->wr += n;
-  if (s->closing)
-    return JRPC__ECLOSE;
   s->held = 0;
   s->more = 0;
+  if (s->closing)
+    return JRPC__ECLOSE; /* (a deferred reply that ends it was sent) */
   uint32_t frames = 0;
   for (;;) {
     if (h->awaiting) {
