@@ -7,7 +7,8 @@
 # framing, ping-pong and pipelined, each of which must answer every request
 # with no error; then the failures jrpc-bench must report: replies with ids
 # it never sent (exit 1), error replies (exit 1 unless --allow-errors), a
-# server that closes the connection (exit 1 unless --reconnect), no server
+# server that closes the connection (exit 1 unless --reconnect; requests in
+# flight counted as lost with --allow-lost), no server
 # (exit 2) and bad options (exit 2). Nothing here asserts on speed.
 set -euo pipefail
 
@@ -288,6 +289,19 @@ SH
   fi
   run_bench reopen -u "$T/one.sock" -n 10 -c 2 --reconnect 1
   expect_ok reopen 10 && pass "reopen: the same server with --reconnect 1"
+  # With requests in flight at each close: --allow-lost counts them as
+  # lost, reconnects, and every one of the 10 is either answered or lost.
+  run_bench lost -u "$T/one.sock" -n 10 -w 4 --allow-lost
+  local answered lost
+  answered=$(result lost requests)
+  lost=$(result lost lost)
+  if expect_rc lost 0 && [[ "$(result lost errors)" == 0 && "$answered" -ge 1 &&
+    "$lost" -ge 1 && $((answered + lost)) == 10 ]]; then
+    pass "lost: --allow-lost: $answered answered, $lost lost, no error"
+  else
+    fail "lost: expected exit 0, no error, answered + lost = 10"
+    show "$T/lost.out" "$T/lost.err"
+  fi
   stop_fake "$fpid"
 
   run_bench nosock -u "$T/nope.sock" -n 10
@@ -299,7 +313,7 @@ SH
   local args name i=0
   for args in "--bogus -u $T/x.sock" "-u $T/x.sock -W nope" "-n 10" \
     "-u $T/x.sock -c 0" "-u $T/x.sock -t 127.0.0.1:1" "-u $T/x.sock -f crlf" \
-    "-u $T/x.sock -T {}"; do
+    "-u $T/x.sock -T {}" "-u $T/x.sock --http-path rpc"; do
     name=badopt$((i++))
     # shellcheck disable=SC2086 # the options are split on purpose
     run_bench "$name" $args
