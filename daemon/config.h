@@ -43,6 +43,8 @@ typedef struct jrpcd_listen_conf {
   char *tls_client_ca;      /* PEM: mutual TLS; NULL: no client cert */
   char *tls_min_version;    /* "1.2" or "1.3" */
   char *tls_ciphers;        /* NULL: OpenSSL's default */
+  int health;               /* framing = http: GET /health answers */
+  int metrics;              /* framing = http: GET /metrics answers */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {
@@ -86,6 +88,8 @@ typedef struct jrpcd_config {
   uint32_t early_reply_frames;      /* replies so far go out after this many
                                        frames of one read; 0 = only at the
                                        read's end */
+  uint32_t max_header_bytes; /* http, content-length: largest head (431) */
+  uint32_t drain_ms;         /* SIGTERM: /health says 503 this long first */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -45,6 +45,8 @@ static const jrpcd_key_word_t auto_threshold_words[] = {
 static const jrpcd_key_word_t framings[] = {
     {"newline", JRPC_FRAMING_NEWLINE},
     {"length", JRPC_FRAMING_LENGTH},
+    {"http", JRPC_FRAMING_HTTP},
+    {"content-length", JRPC_FRAMING_CONTENT_LENGTH},
     {NULL, 0},
 };
 
@@ -135,6 +137,12 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
      .def = "10000",
      .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
+    {"max_header_bytes", SERVER(max_header_bytes), UINT(256, 65536),
+     .def = "8192",
+     .doc = "largest request head on http and content-length listeners (431 "
+            "beyond)"},
+    {"drain_ms", SERVER(drain_ms), UINT(0, 3600000), .def = "0",
+     .doc = "on SIGTERM, ms of serving with /health at 503 before the stop"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
@@ -184,6 +192,11 @@ const jrpcd_key_t jrpcd_keys[] = {
      .what = "an OpenSSL cipher list", TCP_ONLY,
      .doc = "TLS 1.2 cipher list (OpenSSL syntax); OpenSSL's default when "
             "unset"},
+    {"health", LISTEN(health), .type = JRPCD_KEY_BOOL, .def = "yes",
+     .doc = "framing = http: GET /health answers (200 serving, 503 draining)"},
+    {"metrics", LISTEN(metrics), .type = JRPCD_KEY_BOOL,
+     .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
+     .doc = "framing = http: GET /metrics answers (Prometheus text format)"},
 
     /* [plugin NAME]: its other keys go to the plugin. */
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,

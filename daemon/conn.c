@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "conn_tls.h"
+#include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "server.h"
 
 #define IOV_MAX_BATCH 64
@@ -108,6 +110,7 @@ static void maybe_done(jrpcd_conn_t *c) {
 
 static void start_reading(jrpcd_conn_t *c);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_read_http(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 static void stop_reading(jrpcd_conn_t *c) {
@@ -122,9 +125,10 @@ static void start_reading(jrpcd_conn_t *c) {
   if (c->reading || c->finishing || c->closed)
     return;
   uv_alloc_cb alloc = c->tls ? jrpcd_conn_tls_alloc : on_alloc;
-  uv_read_cb read = c->tls     ? jrpcd_conn_tls_read
-                    : c->sniff ? on_first_read
-                               : on_read;
+  uv_read_cb read = c->tls       ? jrpcd_conn_tls_read
+                    : c->sniff   ? on_first_read
+                    : c->st.http ? on_read_http
+                                 : on_read;
   if (uv_read_start(&c->h.s, alloc, read) == 0)
     c->reading = 1;
 }
@@ -156,6 +160,7 @@ static void update_flow(jrpcd_conn_t *c) {
   uint64_t high = conf->output_high_water;
   if (c->st.held && !c->w->deadline_passed &&
       c->st.sink.calls <= conf->max_pending_calls / 2 &&
+      (!c->st.http || c->st.sink.waiting.next == &c->st.sink.waiting) &&
       jrpc__out_pending(&c->st.out) <= high / 2) {
     feed(c, 0, c->eof); /* comes back here */
     return;
@@ -269,7 +274,12 @@ static void note_frame_start(jrpcd_conn_t *c, uint64_t frames_before) {
     c->frame_start = uv_now(&c->w->loop);
 }
 
-static void feed(jrpcd_conn_t *c, size_t n, int eof) {
+typedef int (*feed_fn)(jrpc__stream_t *s, size_t n, int eof);
+
+/* Inlined into each read callback with its framing's feed, so that the
+ * newline and length path calls jrpc__stream_feed without a test. */
+static inline __attribute__((always_inline)) void
+feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
   uint64_t frames_before = c->st.nframes;
   /* The connection's own view of the methods (admit.c), for its frames
    * only: a feed can run inside another's (a reply it completes). */
@@ -280,10 +290,10 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof) {
    * them (a handler ending another deferred call) must not flush, and
    * so perhaps close, this connection under it: the flush below does. */
   c->feeding = 1;
-  int rc = jrpc__stream_feed(&c->st, n, eof);
+  int rc = fn(&c->st, n, eof);
   while (rc == 0 && c->st.more) {
     send_early(c);
-    rc = jrpc__stream_feed(&c->st, 0, eof);
+    rc = fn(&c->st, 0, eof);
   }
   c->feeding = 0;
   e->reg = outer;
@@ -300,6 +310,13 @@ static void feed(jrpcd_conn_t *c, size_t n, int eof) {
     return;
   }
   jrpcd_conn_flush(c);
+}
+
+static void feed(jrpcd_conn_t *c, size_t n, int eof) {
+  if (c->st.http)
+    feed_by(c, n, eof, jrpc__http_feed);
+  else
+    feed_by(c, n, eof, jrpc__stream_feed);
 }
 
 void jrpcd_conn_input(jrpcd_conn_t *c, size_t n, int eof) {
@@ -332,12 +349,13 @@ static int tls_client_on_plain(jrpcd_conn_t *c, const char *p, size_t n) {
   return 1;
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+static inline __attribute__((always_inline)) void
+read_by(uv_stream_t *s, ssize_t nread, feed_fn fn) {
   jrpcd_conn_t *c = s->data;
   if (nread > 0) {
     c->last_active = uv_now(&c->w->loop);
     JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)nread);
-    feed(c, (size_t)nread, 0);
+    feed_by(c, (size_t)nread, 0, fn);
     return;
   }
   if (nread == 0)
@@ -355,6 +373,14 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpcd_conn_close(c, uv_strerror((int)nread));
 }
 
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  read_by(s, nread, jrpc__stream_feed);
+}
+
+static void on_read_http(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  read_by(s, nread, jrpc__http_feed);
+}
+
 /* The first read of a plain TCP connection: looked at once, then reads go
  * straight to on_read. */
 static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
@@ -365,8 +391,11 @@ static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   c->sniff = 0;
   stop_reading(c);
-  start_reading(c); /* on_read from now on */
-  on_read(s, nread, buf);
+  start_reading(c); /* on_read (or on_read_http) from now on */
+  if (c->st.http)
+    on_read_http(s, nread, buf);
+  else
+    on_read(s, nread, buf);
 }
 
 static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
@@ -394,6 +423,9 @@ static void conn_start(jrpcd_conn_t *c) {
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
+  if (l->framing >= JRPC_FRAMING_HTTP)
+    jrpc__http_init(&c->http, &c->st, w->srv->conf.max_header_bytes,
+                    l->http_routes, &jrpcd_http_host, w);
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   c->st.frame_budget = w->srv->conf.early_reply_frames;
   peer_of(c);
@@ -602,8 +634,11 @@ static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
   stop_reading(c);
   c->finishing = 1;
   c->frame_start = 0;
-  jrpc__dispatch_frame_timeout(&c->w->engine, c->l->framing, &c->st.out,
-                               (uint32_t)frame_ms, got);
+  if (c->st.http)
+    jrpc__http_timeout(&c->st, (uint32_t)frame_ms, got);
+  else
+    jrpc__dispatch_frame_timeout(&c->w->engine, c->l->framing, &c->st.out,
+                                 (uint32_t)frame_ms, got);
   jrpcd_conn_flush(c);
 }
 

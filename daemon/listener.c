@@ -1,6 +1,8 @@
 /* listener.c - see listener.h. */
 #include "listener.h"
 
+#include "http.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -196,6 +198,8 @@ static void init_common(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c) {
   l->fd = -1;
   l->name = strdup(c->name);
   l->framing = c->framing;
+  l->http_routes = (uint8_t)((c->health ? JRPC__HTTP_ROUTE_HEALTH : 0) |
+                             (c->metrics ? JRPC__HTTP_ROUTE_METRICS : 0));
   l->stats = c->stats;
   l->tls = c->tls_cert != NULL;
   l->is_unix = c->kind == JRPCD_LISTEN_UNIX;

@@ -18,10 +18,11 @@ typedef struct jrpcd_listener {
   dev_t dev;  /* of the file our bind made: only that one is removed */
   ino_t ino;
   jrpc__framing_t framing;
-  int stats;      /* rpc.stats is answered on this listener */
-  int tls;        /* TLS as started (the generation holds the context) */
-  int passed;     /* handed over by the service manager (activation.h) */
-  char desc[160]; /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
+  int stats;           /* rpc.stats is answered on this listener */
+  uint8_t http_routes; /* framing = http: JRPC__HTTP_ROUTE_* answered */
+  int tls;             /* TLS as started (the generation holds the context) */
+  int passed;          /* handed over by the service manager (activation.h) */
+  char desc[160];      /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
 } jrpcd_listener_t;
 
 /* Binds and listens. A Unix socket file left by a dead jrpcd is replaced;

@@ -121,8 +121,7 @@ static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act) {
     p->taken = 1;
     printf("listen %s: %s passed by the service manager as fd %d, %s "
            "framing\n",
-           l.name, l.desc, l.fd,
-           l.framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
+           l.name, l.desc, l.fd, jrpc__framing_name(l.framing));
     jrpcd_listener_close(&l);
   }
   return 0;
@@ -183,14 +182,14 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
       continue; /* listed by check_passed */
     if (l->kind == JRPCD_LISTEN_UNIX)
       printf("listen %s: unix:%s mode %04o, %s framing\n", l->name, l->path,
-             l->mode, l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline");
+             l->mode, jrpc__framing_name(l->framing));
     else {
       char tls[128];
       jrpcd_gen_tls_describe(g, l->name, tls, sizeof(tls));
       printf("listen %s: tcp:%s%s%s:%u, %s framing%s\n", l->name,
              strchr(l->host, ':') ? "[" : "", l->host,
              strchr(l->host, ':') ? "]" : "", l->port,
-             l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline", tls);
+             jrpc__framing_name(l->framing), tls);
     }
   }
   jrpcd_gen_describe(g, stdout);

@@ -165,6 +165,25 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
   jrpcd_config_free(&c);
 }
 
+static void stop(jrpcd_server_t *s, const char *why) {
+  notified(jrpcd_notify("STOPPING=1\nSTATUS=stopping: finishing calls in "
+                        "flight"),
+           "STOPPING=1");
+  jrpcd_info("%s: stopping (finishing calls in flight, up to %u ms)", why,
+             s->conf.shutdown_timeout_ms);
+  for (unsigned i = 0; i < s->nworkers; i++)
+    jrpcd_worker_stop(&s->workers[i]);
+  /* The loop ends once the signal handles are closed; a second signal
+   * meanwhile gets its default action. */
+  for (int i = 0; i < 3; i++)
+    uv_close((uv_handle_t *)&s->sig[i], NULL);
+  uv_close((uv_handle_t *)&s->drain, NULL);
+}
+
+static void on_drained(uv_timer_t *t) {
+  stop(t->data, "drain_ms over");
+}
+
 static void on_signal(uv_signal_t *h, int signum) {
   jrpcd_server_t *s = h->data;
   if (signum == SIGHUP) {
@@ -177,21 +196,25 @@ static void on_signal(uv_signal_t *h, int signum) {
     notified(jrpcd_notify("READY=1\nSTATUS=%s", status), "READY=1");
     return;
   }
-  notified(jrpcd_notify("STOPPING=1\nSTATUS=stopping: finishing calls in "
-                        "flight"),
-           "STOPPING=1");
-  jrpcd_info("%s: stopping (finishing calls in flight, up to %u ms)",
-             strsignal(signum), s->conf.shutdown_timeout_ms);
-  for (unsigned i = 0; i < s->nworkers; i++)
-    jrpcd_worker_stop(&s->workers[i]);
-  /* The loop ends once the signal handles are closed; a second signal
-   * meanwhile gets its default action. */
-  for (int i = 0; i < 3; i++)
-    uv_close((uv_handle_t *)&s->sig[i], NULL);
+  if (signum == SIGTERM && s->conf.drain_ms && !atomic_load(&s->draining)) {
+    /* A rolling restart: the balancer sees /health at 503 and sends no
+     * more, while what it still sends is served; the stop comes after. */
+    atomic_store(&s->draining, 1);
+    notified(jrpcd_notify("STATUS=draining: /health answers 503 for %u ms",
+                          s->conf.drain_ms),
+             "STATUS");
+    jrpcd_info("%s: draining for %u ms (/health answers 503), then stopping",
+               strsignal(signum), s->conf.drain_ms);
+    uv_timer_start(&s->drain, on_drained, s->conf.drain_ms, 0);
+    return;
+  }
+  stop(s, strsignal(signum));
 }
 
 int jrpcd_server_run(jrpcd_server_t *s) {
   static const int signums[3] = {SIGTERM, SIGINT, SIGHUP};
+  uv_timer_init(&s->loop, &s->drain);
+  s->drain.data = s;
   for (int i = 0; i < 3; i++) {
     uv_signal_init(&s->loop, &s->sig[i]);
     s->sig[i].data = s;
@@ -199,8 +222,7 @@ int jrpcd_server_run(jrpcd_server_t *s) {
   }
   for (size_t i = 0; i < s->nlisteners; i++) {
     const jrpcd_listener_t *l = &s->listeners[i];
-    const char *framing =
-        l->framing == JRPC_FRAMING_LENGTH ? "length" : "newline";
+    const char *framing = jrpc__framing_name(l->framing);
     char tls[128];
     jrpcd_gen_tls_describe(s->gen, l->name, tls, sizeof(tls));
     if (l->passed)

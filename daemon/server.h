@@ -30,6 +30,8 @@ typedef struct jrpcd_server {
   _Atomic uint32_t live_calls; /* deferred calls, all workers */
   uv_loop_t loop;              /* main thread: signals */
   uv_signal_t sig[3];
+  atomic_int draining; /* SIGTERM with drain_ms: /health answers 503 */
+  uv_timer_t drain;    /* then the stop, drain_ms later */
   int loop_ready;
 } jrpcd_server_t;
 

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "dispatch.h"
+#include "http.h"
 #include "listener.h"
 #include "plugins.h"
 #include "stream.h"
@@ -83,6 +84,7 @@ typedef struct jrpcd_conn {
                     told apart (conn.c) */
   jrpcd_peerkey_t pkey;
   struct jrpcd_conn_tls *tls; /* on a TLS listener (conn_tls.h), or NULL */
+  jrpc__http_t http; /* framing = http or content-length: st.http is this */
 } jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "dispatch.h"
+#include "http.h"
 #include "request.h"
 
 #define DEFERRED_ARENA_FIRST 1024
@@ -86,24 +87,6 @@ void jrpc__sink_detach(jrpc__sink_t *s) {
   s->calls = 0;
 }
 
-/* Appends src's pending bytes to dst. */
-static int out_append(jrpc__outbuf_t *dst, jrpc__outbuf_t *src) {
-  const char *ptrs[16];
-  size_t lens[16];
-  int rc = 0;
-  for (;;) {
-    size_t k = jrpc__out_iov(src, ptrs, lens, 16), total = 0;
-    if (k == 0)
-      break;
-    for (size_t i = 0; i < k; i++) {
-      rc |= jrpc__out_put(dst, ptrs[i], lens[i]);
-      total += lens[i];
-    }
-    jrpc__out_consume(src, total);
-  }
-  return rc ? JRPC_ENOMEM : 0;
-}
-
 /* Tells the host that the sink changed: output was appended, or its
  * count of calls in flight went down. Either may let a connection that
  * was paused (frames held behind max_pending_calls) read again, or one
@@ -119,8 +102,13 @@ static void deliver(jrpc__engine_t *e, jrpc__sink_t *sink,
                     jrpc__outbuf_t *src) {
   jrpc__frame_enc_t enc;
   jrpc__outbuf_t *o = sink->out;
+  if (JRPC__UNLIKELY(sink->framing >= JRPC_FRAMING_HTTP)) {
+    jrpc__http_deliver(sink, src); /* the head goes before it */
+    sink_changed(e, sink);
+    return;
+  }
   if (jrpc__frame_begin(sink->framing, o, &enc) == 0) {
-    out_append(o, src);
+    jrpc__out_append(o, src);
     if (o->oom || jrpc__frame_end(sink->framing, o, &enc) != 0 || o->oom) {
       jrpc__out_truncate(o, enc.start);
       o->oom = 0;
@@ -239,7 +227,7 @@ static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
   if (b->sink)
     b->sink->calls--; /* counted for the batch in jrpc__batch_attach */
   int rc = jrpc__out_byte(&b->out, jrpc__out_pending(&b->out) ? ',' : '[');
-  rc |= out_append(&b->out, reply);
+  rc |= jrpc__out_append(&b->out, reply);
   if (rc || b->out.oom)
     b->oom = 1;
   if (--b->waiting == 0 && b->taken)

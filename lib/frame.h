@@ -26,7 +26,18 @@
 typedef enum jrpc__framing {
   JRPC_FRAMING_NEWLINE = 0,
   JRPC_FRAMING_LENGTH = 1,
+  /* The header framings (http.h): their own decoder, and replies written
+   * like newline frames here, the head put before them by http.c. */
+  JRPC_FRAMING_HTTP = 2,
+  JRPC_FRAMING_CONTENT_LENGTH = 3,
 } jrpc__framing_t;
+
+/* As jrpcd.conf spells it. */
+static inline const char *jrpc__framing_name(jrpc__framing_t k) {
+  static const char *const names[] = {"newline", "length", "http",
+                                      "content-length"};
+  return (unsigned)k < 4 ? names[k] : "?";
+}
 
 typedef struct jrpc__framer {
   jrpc__framing_t kind;

@@ -192,3 +192,20 @@ size_t jrpc__out_copy(jrpc__outbuf_t *o, char *dst, size_t cap) {
   }
   return n;
 }
+
+int jrpc__out_append(jrpc__outbuf_t *dst, jrpc__outbuf_t *src) {
+  const char *ptrs[16];
+  size_t lens[16];
+  int rc = 0;
+  for (;;) {
+    size_t k = jrpc__out_iov(src, ptrs, lens, 16), total = 0;
+    if (k == 0)
+      break;
+    for (size_t i = 0; i < k; i++) {
+      rc |= jrpc__out_put(dst, ptrs[i], lens[i]);
+      total += lens[i];
+    }
+    jrpc__out_consume(src, total);
+  }
+  return rc ? JRPC_ENOMEM : 0;
+}

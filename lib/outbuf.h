@@ -131,6 +131,9 @@ void jrpc__out_release_idle(jrpc__outbuf_t *o);
  * reply may clear it. */
 void jrpc__out_truncate(jrpc__outbuf_t *o, jrpc__outmark_t m);
 
+/* Moves src's pending bytes to the end of dst; JRPC_ENOMEM when dst
+ * could not take them all. */
+int jrpc__out_append(jrpc__outbuf_t *dst, jrpc__outbuf_t *src);
 /* Pending (unconsumed) bytes. */
 uint64_t jrpc__out_pending(const jrpc__outbuf_t *o);
 

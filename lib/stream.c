@@ -23,12 +23,17 @@ void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
   s->frame_budget = 0; /* the host sets it after init, if at all */
   s->more = 0;
   s->nframes = 0;
+  s->http = NULL;
 }
 
 static void release_input(jrpc__stream_t *s) {
   jrpc__bufpool_put(&s->e->pool, s->buf, s->cap);
   s->buf = NULL;
   s->cap = s->rd = s->wr = 0;
+}
+
+void jrpc__stream_release_input(jrpc__stream_t *s) {
+  release_input(s);
 }
 
 void jrpc__stream_free(jrpc__stream_t *s) {
@@ -82,14 +87,8 @@ int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {
   s->more = 0;
   uint32_t frames = 0;
   for (;;) {
-    if (s->frame_budget && frames == s->frame_budget && s->wr > s->rd) {
-      s->more = 1;
+    if (jrpc__stream_must_yield(s, frames, eof))
       break;
-    }
-    if (s->sink.max_calls && s->sink.calls >= s->sink.max_calls) {
-      s->held = s->wr > s->rd || eof;
-      break;
-    }
     jrpc__frame_t f;
     const char *base = s->buf ? s->buf + s->rd : "";
     int r = jrpc__frame_next(&s->fr, base, s->wr - s->rd, eof, &f);

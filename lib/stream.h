@@ -35,7 +35,8 @@ typedef struct jrpc__stream {
    * frames are still waiting: feed 0 bytes to go on. */
   uint32_t frame_budget;
   int more;
-  uint64_t nframes; /* frames taken off the input so far, for timeouts */
+  uint64_t nframes;        /* frames taken off the input so far, for timeouts */
+  struct jrpc__http *http; /* the header framings' state (http.h), or NULL */
 } jrpc__stream_t;
 
 void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
@@ -52,6 +53,25 @@ char *jrpc__stream_rbuf(jrpc__stream_t *s, size_t *room);
  * JRPC__ECLOSE when framing is lost (flush the output, then close), or
  * JRPC_ENOMEM. */
 int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof);
+
+/* Inside a feed, before the next frame: whether to hand back now, with
+ * `more` (frame_budget frames done, more buffered) or `held` (the
+ * connection's deferred calls at sink.max_calls) set. */
+static inline int jrpc__stream_must_yield(jrpc__stream_t *s, uint32_t frames,
+                                          int eof) {
+  if (s->frame_budget && frames == s->frame_budget && s->wr > s->rd) {
+    s->more = 1;
+    return 1;
+  }
+  if (s->sink.max_calls && s->sink.calls >= s->sink.max_calls) {
+    s->held = s->wr > s->rd || eof;
+    return 1;
+  }
+  return 0;
+}
+
+/* Gives the input buffer back to the pool (nothing is buffered). */
+void jrpc__stream_release_input(jrpc__stream_t *s);
 
 /* Bytes buffered that do not form a complete frame yet. */
 static inline size_t jrpc__stream_partial(const jrpc__stream_t *s) {

@@ -5,6 +5,8 @@
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       libcmocka-dev libinih-dev socat valgrind
+      libhttp-parser-dev # framing = http and content-length (lib/http.c)
+      python3-prometheus-client curl # /metrics parsed, README curl examples
       libjansson-dev libedit-dev python3 # jrpc (cli/) and its tests
       libssl-dev openssl # TLS listeners; the tests make their certificates
       python3-jsonschema # rpc.discover checked against the OpenRPC meta-schema

@@ -648,13 +648,14 @@ static void test_errors(void **state) {
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
                "max_pending_calls_total, parser_auto_threshold, "
-               "early_reply_frames, frame_timeout_ms)");
+               "early_reply_frames, frame_timeout_ms, max_header_bytes, "
+               "drain_ms)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
                "framing, stats, methods, peers, tls_cert, tls_key, "
-               "tls_client_ca, tls_min_version, tls_ciphers)",
+               "tls_client_ca, tls_min_version, tls_ciphers, health, metrics)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
@@ -730,7 +731,7 @@ static void test_errors(void **state) {
                    -1);
   assert_string_equal(
       err, "t.conf:3: [listen tcp] framing: \"lenght\" is not a framing "
-           "(newline or length)");
+           "(newline, length, http or content-length)");
   assert_zeroed(&c);
 
   /* Whole sections. */

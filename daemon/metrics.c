@@ -1,0 +1,152 @@
+/* metrics.c - the Prometheus text exposition format (version 0.0.4) of
+ * jrpcd's counters, for GET /metrics, and /health's state. The figures
+ * are rpc.stats' (rpcstats.c): each read without locks from the worker
+ * that counts it, so a scrape is a moment's snapshot. Per-method figures
+ * are those of the current plugin generation (they start again at a
+ * reload, as rpc.stats' do). */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "rpcstats.h"
+#include "server.h"
+
+static int healthy(void *arg) {
+  const jrpcd_worker_t *w = arg;
+  return !atomic_load(&w->srv->draining);
+}
+
+__attribute__((format(printf, 2, 3))) static void put(jrpc__outbuf_t *o,
+                                                      const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    jrpc__out_put(o, line,
+                  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+static void family(jrpc__outbuf_t *o, const char *name, const char *type,
+                   const char *help) {
+  put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_label(jrpc__outbuf_t *o, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '\\' || c == '"')
+      jrpc__out_byte(o, '\\');
+    if (c == '\n') {
+      jrpc__out_put(o, "\\n", 2);
+      continue;
+    }
+    jrpc__out_byte(o, c);
+  }
+}
+
+typedef uint64_t (*worker_fig)(const jrpcd_worker_t *w);
+static uint64_t w_conns(const jrpcd_worker_t *w) {
+  return atomic_load(&((jrpcd_worker_t *)w)->load);
+}
+static uint64_t w_accepted(const jrpcd_worker_t *w) {
+  return JRPC__STAT_GET(w->accepted);
+}
+static uint64_t w_calls(const jrpcd_worker_t *w) {
+  return JRPC__STAT_GET(w->engine.stats.calls);
+}
+static uint64_t w_errors(const jrpcd_worker_t *w) {
+  return JRPC__STAT_GET(w->engine.stats.errors);
+}
+static uint64_t w_in(const jrpcd_worker_t *w) {
+  return JRPC__STAT_GET(w->bytes_in);
+}
+static uint64_t w_out(const jrpcd_worker_t *w) {
+  return JRPC__STAT_GET(w->bytes_out);
+}
+
+static const struct {
+  const char *name, *type, *help;
+  worker_fig fig;
+} worker_families[] = {
+    {"jrpcd_worker_connections", "gauge", "Client connections open.", w_conns},
+    {"jrpcd_worker_accepted_connections_total", "counter",
+     "Client connections accepted.", w_accepted},
+    {"jrpcd_worker_calls_total", "counter",
+     "Request objects received (batch elements and notifications included).",
+     w_calls},
+    {"jrpcd_worker_errors_total", "counter",
+     "Error responses written, of any code.", w_errors},
+    {"jrpcd_worker_received_bytes_total", "counter", "Bytes read from clients.",
+     w_in},
+    {"jrpcd_worker_sent_bytes_total", "counter", "Bytes written to clients.",
+     w_out},
+};
+
+static void per_method(jrpc__outbuf_t *o, jrpcd_gen_t *g, int errors) {
+  const jrpc__registry_t *r = &g->reg;
+  for (uint32_t i = 0; i <= r->mask; i++) {
+    if (!r->slots[i].name || !r->slots[i].fn)
+      continue;
+    for (unsigned w = 0; w < g->nworkers; w++) {
+      const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[i];
+      put(o, "%s{method=\"",
+          errors ? "jrpcd_method_errors_total" : "jrpcd_method_calls_total");
+      put_label(o, r->slots[i].name, r->slots[i].len);
+      put(o, "\",worker=\"%u\"} %llu\n", w,
+          (unsigned long long)(errors ? JRPC__STAT_GET(m->errors)
+                                      : JRPC__STAT_GET(m->calls)));
+    }
+  }
+}
+
+static int metrics(void *arg, jrpc__outbuf_t *o) {
+  jrpcd_worker_t *self = arg;
+  const jrpcd_server_t *srv = self->srv;
+  /* The start as wall-clock time: now less the (monotonic) uptime. */
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  double up = (double)(uv_hrtime() - srv->start_ns) / 1e9;
+  double start = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - up;
+  family(o, "process_start_time_seconds", "gauge",
+         "Start time of the process since the Unix epoch in seconds.");
+  put(o, "process_start_time_seconds %.3f\n", start);
+  family(o, "jrpcd_connections", "gauge", "Client connections open, in all.");
+  put(o, "jrpcd_connections %u\n",
+      atomic_load(&((jrpcd_server_t *)srv)->nconns));
+  family(o, "jrpcd_draining", "gauge",
+         "1 while a SIGTERM drain (drain_ms) is under way.");
+  put(o, "jrpcd_draining %d\n",
+      atomic_load(&((jrpcd_server_t *)srv)->draining));
+  jrpcd_gen_t *g = self->gen;
+  family(o, "jrpcd_generation", "gauge",
+         "Plugin generation: 1 at start, +1 per reload.");
+  put(o, "jrpcd_generation %u\n", g->serial);
+  for (size_t f = 0; f < sizeof(worker_families) / sizeof(worker_families[0]);
+       f++) {
+    family(o, worker_families[f].name, worker_families[f].type,
+           worker_families[f].help);
+    for (unsigned i = 0; i < srv->nworkers; i++)
+      put(o, "%s{worker=\"%u\"} %llu\n", worker_families[f].name, i,
+          (unsigned long long)worker_families[f].fig(&srv->workers[i]));
+  }
+  family(o, "jrpcd_method_calls_total", "counter",
+         "Calls of each method (requests and notifications), since the "
+         "plugins were last loaded.");
+  per_method(o, g, 0);
+  family(o, "jrpcd_method_errors_total", "counter",
+         "Error responses of each method, since the plugins were last "
+         "loaded.");
+  per_method(o, g, 1);
+  /* HERE: per-method latency histograms (jrpcd_method_duration_seconds,
+   * TYPE histogram: _bucket{le=...}, _sum, _count per method and worker),
+   * once rpc.stats keeps them (the latency histograms of issue 14). */
+  return o->oom ? JRPC_ENOMEM : 0;
+}
+
+const jrpc__http_host_t jrpcd_http_host = {healthy, metrics};

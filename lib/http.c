@@ -1,0 +1,636 @@
+/* http.c - the http and content-length framings; see http.h. */
+#include "http.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "request.h"
+
+/* Content-Length is written before the body is, as spaces that the
+ * figure replaces once the body is complete: leading white space of a
+ * field value is not part of it (RFC 9110, 5.5), and 10 digits hold any
+ * reply (a reply frame is below 4 GiB, dispatch.c). */
+#define CL_WIDTH 10
+
+enum { FIELD_NONE = 0, FIELD_OTHER, FIELD_CTYPE, FIELD_EXPECT };
+
+/* The head written before a reply's body, to be completed by head_end. */
+typedef struct head {
+  jrpc__outmark_t start; /* where the head begins, to take it back */
+  char *len;             /* the Content-Length digits, or NULL */
+  uint64_t body;         /* out position of the body */
+} head_t;
+
+static jrpc__http_t *of_parser(http_parser *p) {
+  return (jrpc__http_t *)p->data;
+}
+
+/* ---- reading the head ---- */
+
+static int is_tchar_upper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+
+/* A header line is over: judge its value if it is one we look at. */
+static void end_header(jrpc__http_t *h) {
+  if (h->field == FIELD_CTYPE) {
+    /* application/json, or application/json-rpc and application/jsonrequest
+     * (the JSON-RPC over HTTP drafts), parameters allowed; any case. */
+    size_t n = h->value_n < sizeof(h->value) ? h->value_n : 0;
+    size_t end = 0;
+    while (end < n && h->value[end] != ';' && h->value[end] != ' ' &&
+           h->value[end] != '\t')
+      end++;
+    static const char *const ok[] = {"application/json", "application/json-rpc",
+                                     "application/jsonrequest"};
+    int good = 0;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+      if (strlen(ok[i]) == end && strncasecmp(h->value, ok[i], end) == 0)
+        good = 1;
+    h->bad_type = !good;
+  } else if (h->field == FIELD_EXPECT) {
+    h->expect =
+        h->value_n == 12 && strncasecmp(h->value, "100-continue", 12) == 0;
+  }
+  h->field = FIELD_NONE;
+}
+
+/* The head so far, from the message's first byte to `end` (a pointer the
+ * parser gave into the buffer). */
+static size_t head_bytes(jrpc__http_t *h, const char *end) {
+  return (size_t)(end - (h->s->buf + h->s->rd));
+}
+
+static int over_head(jrpc__http_t *h, const char *at, size_t len) {
+  if (h->head_len || head_bytes(h, at + len) <= h->max_head)
+    return 0;
+  h->status = 431;
+  return 1;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len) {
+  jrpc__http_t *h = of_parser(p);
+  for (size_t i = 0; i < len && h->url_n <= sizeof(h->url); i++, h->url_n++)
+    if (h->url_n < sizeof(h->url))
+      h->url[h->url_n] = at[i];
+  return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len) {
+  jrpc__http_t *h = of_parser(p);
+  if (over_head(h, at, len))
+    return 1;
+  if (h->field != FIELD_NONE)
+    end_header(h); /* the previous header's value is complete */
+  if (h->field_n == 0xff)
+    h->field_n = 0; /* a new name begins */
+  for (size_t i = 0; i < len && h->field_n < sizeof(h->field_name); i++) {
+    char c = at[i];
+    h->field_name[h->field_n++] = is_tchar_upper(c) ? (char)(c + 32) : c;
+  }
+  return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len) {
+  jrpc__http_t *h = of_parser(p);
+  if (over_head(h, at, len))
+    return 1;
+  if (h->field == FIELD_NONE) {
+    /* The first piece of a value: the name before it is whole. */
+    size_t n = h->field_n;
+    if (n == 12 && memcmp(h->field_name, "content-type", 12) == 0)
+      h->field = FIELD_CTYPE;
+    else if (n == 6 && memcmp(h->field_name, "expect", 6) == 0)
+      h->field = FIELD_EXPECT;
+    else
+      h->field = FIELD_OTHER;
+    h->field_n = 0xff;
+    h->value_n = 0;
+  }
+  if (h->field != FIELD_OTHER)
+    for (size_t i = 0; i < len && h->value_n <= sizeof(h->value);
+         i++, h->value_n++)
+      if (h->value_n < sizeof(h->value))
+        h->value[h->value_n] = at[i];
+  return 0;
+}
+
+/* Where the head ends in the buffer: after its first empty line (the
+ * parser has just seen it, so it is there). Empty lines before a request
+ * line are skipped, as the parser does. */
+static size_t find_head_end(const jrpc__http_t *h) {
+  const char *b = h->s->buf + h->s->rd;
+  size_t n = h->s->wr - h->s->rd, i = 0;
+  if (h->s->fr.kind == JRPC_FRAMING_HTTP)
+    while (i < n && (b[i] == '\r' || b[i] == '\n'))
+      i++;
+  else if (n && (b[0] == '\n' || (n > 1 && b[0] == '\r' && b[1] == '\n')))
+    return b[0] == '\n' ? 1 : 2; /* no header at all */
+  for (; i < n; i++)
+    if (b[i] == '\n') {
+      if (i + 1 < n && b[i + 1] == '\n')
+        return i + 2;
+      if (i + 2 < n && b[i + 1] == '\r' && b[i + 2] == '\n')
+        return i + 3;
+    }
+  return n;
+}
+
+static int path_is(const jrpc__http_t *h, const char *path) {
+  size_t n = strlen(path);
+  if (h->url_n < n || h->url_n > sizeof(h->url) || memcmp(h->url, path, n) != 0)
+    return 0;
+  return h->url_n == n || h->url[n] == '?';
+}
+
+static int on_headers_complete(http_parser *p) {
+  jrpc__http_t *h = of_parser(p);
+  if (h->field != FIELD_NONE)
+    end_header(h);
+  if (h->head_len)
+    return 0; /* trailers of a chunked body */
+  h->head_len = find_head_end(h);
+  if (h->head_len > h->max_head) {
+    h->status = 431;
+    return -1;
+  }
+  uint32_t max = h->s->e->lim.max_frame_bytes;
+  int has_len = (p->flags & F_CONTENTLENGTH) != 0;
+  if (!(p->flags & F_CHUNKED) && has_len && p->content_length > max) {
+    h->status = 413;
+    return -1;
+  }
+  if (h->s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
+    if (!has_len && !(p->flags & F_CHUNKED)) {
+      h->status = 400; /* a header block without Content-Length */
+      return -1;
+    }
+    return 0;
+  }
+  if ((h->routes & JRPC__HTTP_ROUTE_HEALTH) && path_is(h, "/health"))
+    h->route = JRPC__HTTP_ROUTE_HEALTH;
+  else if ((h->routes & JRPC__HTTP_ROUTE_METRICS) && path_is(h, "/metrics"))
+    h->route = JRPC__HTTP_ROUTE_METRICS;
+  if (h->route ? p->method != HTTP_GET : p->method != HTTP_POST)
+    h->status = 405;
+  else if (!h->route && h->bad_type)
+    h->status = 415;
+  if (!h->status && h->expect && p->http_minor >= 1) {
+    /* The client waits for this before it sends the body. */
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    jrpc__out_put(&h->s->out, cont, sizeof(cont) - 1);
+  }
+  return 0;
+}
+
+static int on_chunk_header(http_parser *p) {
+  jrpc__http_t *h = of_parser(p);
+  /* content_length is the chunk's size here: refuse before buffering it. */
+  if (p->content_length > h->s->e->lim.max_frame_bytes - h->body_len) {
+    h->status = 413;
+    return 1;
+  }
+  return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len) {
+  jrpc__http_t *h = of_parser(p);
+  if (len > h->s->e->lim.max_frame_bytes - h->body_len) {
+    h->status = 413;
+    return 1;
+  }
+  /* Gather the body right after the head: a Content-Length body is there
+   * already; a chunked one moves down over its chunk headers. */
+  char *dst = h->s->buf + h->s->rd + h->head_len + h->body_len;
+  if (dst != at)
+    memmove(dst, at, len);
+  h->body_len += len;
+  return 0;
+}
+
+static int on_message_complete(http_parser *p) {
+  jrpc__http_t *h = of_parser(p);
+  h->complete = 1;
+  http_parser_pause(p, 1); /* one message at a time */
+  return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+    .on_chunk_header = on_chunk_header,
+};
+
+static void message_reset(jrpc__http_t *h) {
+  h->parsed = h->head_len = h->body_len = 0;
+  h->fresh = 1;
+  h->complete = 0;
+  h->status = 0;
+  h->route = 0;
+  h->bad_type = 0;
+  h->expect = 0;
+  h->field = FIELD_NONE;
+  h->field_n = 0;
+  h->value_n = 0;
+  h->url_n = 0;
+}
+
+void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
+                     uint8_t routes, const jrpc__http_host_t *host,
+                     void *host_arg) {
+  memset(h, 0, sizeof(*h));
+  http_parser_init(&h->p, HTTP_REQUEST);
+  h->p.data = h;
+  h->s = s;
+  h->max_head = max_head;
+  h->routes = routes;
+  h->host = host;
+  h->host_arg = host_arg;
+  message_reset(h);
+  s->http = h;
+}
+
+/* ---- writing replies ---- */
+
+static const char *reason(int status) {
+  switch (status) {
+  case 200:
+    return "OK";
+  case 204:
+    return "No Content";
+  case 400:
+    return "Bad Request";
+  case 405:
+    return "Method Not Allowed";
+  case 408:
+    return "Request Timeout";
+  case 413:
+    return "Content Too Large";
+  case 415:
+    return "Unsupported Media Type";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 503:
+    return "Service Unavailable";
+  }
+  return "Error";
+}
+
+static const char json_type[] = "application/json";
+
+/* The head of a reply; with `type`, Content-Type and a Content-Length to
+ * fill in by head_end. http10: an HTTP/1.0 client kept alive is told so. */
+static int head_begin(jrpc__http_t *h, jrpc__outbuf_t *o, head_t *hd,
+                      int status, const char *type, const char *extra) {
+  hd->start = jrpc__out_mark(o);
+  hd->len = NULL;
+  char buf[256];
+  int n = 0;
+  int clen = h->s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH;
+  if (!clen) {
+    const char *conn = h->close_after ? "Connection: close\r\n"
+                       : h->http10    ? "Connection: keep-alive\r\n"
+                                      : "";
+    n = snprintf(buf, sizeof(buf), "HTTP/1.1 %d %s\r\n%s%s%s%s%s", status,
+                 reason(status), type ? "Content-Type: " : "", type ? type : "",
+                 type ? "\r\n" : "", conn, extra ? extra : "");
+    if (!type)
+      n += snprintf(buf + n, sizeof(buf) - (size_t)n, "\r\n");
+  }
+  if (clen || type)
+    n += snprintf(buf + n, sizeof(buf) - (size_t)n, "Content-Length: ");
+  jrpc__out_put(o, buf, (size_t)n);
+  if (clen || type) {
+    /* The digits and the head's end, contiguous, to be filled in. */
+    char *room = jrpc__out_room(o, CL_WIDTH + 4);
+    if (!room)
+      return JRPC_ENOMEM;
+    memset(room, ' ', CL_WIDTH);
+    memcpy(room + CL_WIDTH, "\r\n\r\n", 4);
+    hd->len = room;
+    o->p = room + CL_WIDTH + 4;
+  }
+  hd->body = jrpc__out_pos(o);
+  return o->oom ? JRPC_ENOMEM : 0;
+}
+
+/* The body is complete: its length goes into the head. */
+static int head_end(jrpc__outbuf_t *o, head_t *hd) {
+  if (o->oom) {
+    jrpc__out_truncate(o, hd->start);
+    o->oom = 0;
+    return JRPC_ENOMEM;
+  }
+  if (hd->len) {
+    char digits[CL_WIDTH + 1];
+    snprintf(digits, sizeof(digits), "%*llu", CL_WIDTH,
+             (unsigned long long)(jrpc__out_pos(o) - hd->body));
+    memcpy(hd->len, digits, CL_WIDTH);
+  }
+  return 0;
+}
+
+/* A reply of the host's or of an error, JSON-RPC shaped with id null so
+ * that a JSON-RPC client reads it as one. */
+static int status_reply(jrpc__http_t *h, int status) {
+  jrpc__stream_t *s = h->s;
+  jrpc__outbuf_t *o = &s->out;
+  head_t hd;
+  const char *allow = NULL;
+  if (status == 405)
+    allow = h->route ? "Allow: GET\r\n" : "Allow: POST\r\n";
+  int rc = head_begin(h, o, &hd, status, json_type, allow);
+  if (rc)
+    return rc;
+  char data[96];
+  int n = 0, code = JRPC_INVALID_REQUEST;
+  const char *msg = reason(status);
+  if (status == 413) {
+    code = JRPC_FRAME_TOO_LARGE;
+    msg = NULL;
+    n = snprintf(data, sizeof(data), "{\"limit\":%u}",
+                 s->e->lim.max_frame_bytes);
+  } else if (status == 408) {
+    code = JRPC_FRAME_TIMEOUT;
+    msg = NULL;
+  } else if (status == 431) {
+    n = snprintf(data, sizeof(data), "{\"limit\":%u}", h->max_head);
+  } else if (status == 415) {
+    msg = "Content-Type must be application/json";
+  } else if (status == 405) {
+    msg = h->route ? "Method Not Allowed: GET only"
+                   : "Method Not Allowed: POST JSON-RPC requests";
+  }
+  JRPC__STAT_INC(s->e->stats.errors);
+  jrpc__reply_error(o, code, msg, n ? data : NULL, (size_t)n, NULL, 0);
+  jrpc__out_byte(o, '\n');
+  return head_end(o, &hd);
+}
+
+/* A connection whose framing is lost: the reply, then it closes. */
+static int fatal(jrpc__http_t *h, int status) {
+  jrpc__stream_t *s = h->s;
+  jrpc__outbuf_t *o = &s->out;
+  s->closing = 1;
+  int rc;
+  if (s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
+    head_t hd;
+    rc = head_begin(h, o, &hd, 0, NULL, NULL);
+    if (rc)
+      return rc;
+    if (status == 413) {
+      jrpc__dispatch_too_large(s->e, s->fr.kind, o,
+                               (uint64_t)h->p.content_length);
+    } else {
+      static const char why[] = "\"malformed header block\"";
+      JRPC__STAT_INC(s->e->stats.errors);
+      jrpc__reply_error(o, JRPC_PARSE_ERROR, NULL, why, sizeof(why) - 1, NULL,
+                        0);
+      jrpc__out_byte(o, '\n');
+    }
+    rc = head_end(o, &hd);
+  } else {
+    h->close_after = 1;
+    rc = status_reply(h, status);
+  }
+  return rc ? rc : JRPC__ECLOSE;
+}
+
+static int route_reply(jrpc__http_t *h) {
+  jrpc__outbuf_t *o = &h->s->out;
+  head_t hd;
+  int rc;
+  if (h->route == JRPC__HTTP_ROUTE_HEALTH) {
+    int up = !h->host || !h->host->healthy || h->host->healthy(h->host_arg);
+    rc = head_begin(h, o, &hd, up ? 200 : 503, json_type, NULL);
+    if (rc)
+      return rc;
+    static const char serving[] = "{\"status\":\"serving\"}\n";
+    static const char draining[] = "{\"status\":\"draining\"}\n";
+    if (up)
+      jrpc__out_put(o, serving, sizeof(serving) - 1);
+    else
+      jrpc__out_put(o, draining, sizeof(draining) - 1);
+    return head_end(o, &hd);
+  }
+  rc = head_begin(h, o, &hd, 200, "text/plain; version=0.0.4; charset=utf-8",
+                  NULL);
+  if (rc)
+    return rc;
+  if (h->host && h->host->metrics)
+    h->host->metrics(h->host_arg, o);
+  return head_end(o, &hd);
+}
+
+/* One whole reply with its head: src's bytes as the body. */
+static void framed(jrpc__http_t *h, jrpc__outbuf_t *o, jrpc__outbuf_t *src) {
+  head_t hd;
+  if (head_begin(h, o, &hd, 200, json_type, NULL) != 0)
+    return;
+  jrpc__out_append(o, src);
+  jrpc__out_byte(o, '\n');
+  head_end(o, &hd);
+}
+
+/* Runs the body through the engine with its head around the reply. */
+static int rpc_reply(jrpc__http_t *h, const char *body, size_t n) {
+  jrpc__stream_t *s = h->s;
+  jrpc__engine_t *e = s->e;
+  jrpc__outbuf_t *o = &s->out;
+  head_t hd;
+  int rc = head_begin(h, o, &hd, 200, json_type, NULL);
+  if (rc)
+    return rc;
+  /* Replies that handlers finish during this dispatch (a deferred call
+   * ended at once, or another of the connection's) are kept aside, each
+   * with its head, and go after this one. */
+  jrpc__outbuf_t side;
+  jrpc__out_init(&side, &e->pool);
+  jrpc__out_small_segments(&side);
+  h->aside = &side;
+  rc = jrpc__dispatch_frame(e, &s->sink, body, n, &s->peer);
+  h->aside = NULL;
+  jrpc__arena_reset(&e->arena);
+  int wrote = jrpc__out_pos(o) > hd.body;
+  if (wrote) {
+    int rc2 = head_end(o, &hd);
+    if (!rc)
+      rc = rc2;
+  } else {
+    jrpc__out_truncate(o, hd.start);
+  }
+  int had_side = jrpc__out_pending(&side) > 0;
+  if (had_side && jrpc__out_append(o, &side) && !rc)
+    rc = JRPC_ENOMEM;
+  jrpc__out_free(&side);
+  if (s->fr.kind != JRPC_FRAMING_HTTP || wrote || had_side || rc)
+    return rc;
+  if (s->sink.waiting.next != &s->sink.waiting) {
+    /* Deferred: the reply goes out when its calls finish (deliver), and
+     * the requests behind this one wait for it. */
+    h->awaiting = 1;
+    return 0;
+  }
+  /* Notifications only: nothing to say, and HTTP says so. */
+  return head_begin(h, o, &hd, 204, NULL, NULL);
+}
+
+void jrpc__http_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src) {
+  jrpc__stream_t *s =
+      (jrpc__stream_t *)(void *)((char *)sink - offsetof(jrpc__stream_t, sink));
+  jrpc__http_t *h = s->http;
+  if (h->aside) {
+    framed(h, h->aside, src);
+    return;
+  }
+  framed(h, &s->out, src);
+  if (h->awaiting) {
+    h->awaiting = 0;
+    if (h->close_after)
+      s->closing = 1;
+  }
+}
+
+int jrpc__http_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got) {
+  jrpc__http_t *h = s->http;
+  if (s->fr.kind == JRPC_FRAMING_HTTP)
+    return fatal(h, 408);
+  s->closing = 1;
+  jrpc__outbuf_t *o = &s->out;
+  head_t hd;
+  int rc = head_begin(h, o, &hd, 0, NULL, NULL);
+  if (rc)
+    return rc;
+  jrpc__dispatch_frame_timeout(s->e, s->fr.kind, o, timeout_ms, got);
+  rc = head_end(o, &hd);
+  return rc ? rc : JRPC__ECLOSE;
+}
+
+/* ---- the feed ---- */
+
+/* What the parser said about the bytes given: 1 a message is whole, 0 it
+ * wants more, or the reply for a broken one (JRPC__ECLOSE...). */
+static int parse_more(jrpc__http_t *h, int *whole) {
+  jrpc__stream_t *s = h->s;
+  *whole = 0;
+  size_t avail = s->wr - s->rd - h->parsed;
+  if (!avail)
+    return 0;
+  if (h->fresh && s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
+    /* The header block of LSP is an HTTP request's without the request
+     * line: the parser gets one of ours first. */
+    static const char line[] = "POST / HTTP/1.1\r\n";
+    http_parser_execute(&h->p, &settings, line, sizeof(line) - 1);
+  }
+  h->fresh = 0;
+  size_t got =
+      http_parser_execute(&h->p, &settings, s->buf + s->rd + h->parsed, avail);
+  h->parsed += got;
+  enum http_errno err = HTTP_PARSER_ERRNO(&h->p);
+  if (h->complete) {
+    *whole = 1;
+    return 0;
+  }
+  if (err != HPE_OK)
+    return fatal(h, h->status                    ? h->status
+                    : err == HPE_HEADER_OVERFLOW ? 431
+                                                 : 400);
+  if (!h->head_len) {
+    if (h->parsed > h->max_head)
+      return fatal(h, 431);
+    s->need = 0;
+  } else if (!(h->p.flags & F_CHUNKED) && (h->p.flags & F_CONTENTLENGTH)) {
+    /* The whole message in one buffer, so that the body is contiguous. */
+    s->need = h->head_len + (size_t)h->p.content_length;
+  } else if (h->parsed > h->head_len + h->body_len) {
+    /* Chunked: what the chunk headers took is given back, so that the
+     * buffer holds no more than the head and the body. */
+    size_t gap = h->parsed - h->head_len - h->body_len;
+    char *at = s->buf + s->rd + h->head_len + h->body_len;
+    memmove(at, at + gap, s->wr - s->rd - h->parsed);
+    s->wr -= gap;
+    h->parsed -= gap;
+    s->need = 0;
+  }
+  return 0;
+}
+
+/* A whole message: its reply, and the next one may begin. */
+static int answer(jrpc__http_t *h) {
+  jrpc__stream_t *s = h->s;
+  int rc;
+  int http = s->fr.kind == JRPC_FRAMING_HTTP;
+  if (http) {
+    h->close_after = !http_should_keep_alive(&h->p) || h->p.upgrade;
+    h->http10 = h->p.http_major == 1 && h->p.http_minor == 0;
+  }
+  if (h->status)
+    rc = status_reply(h, h->status);
+  else if (h->route)
+    rc = route_reply(h);
+  else
+    rc = rpc_reply(h, s->buf + s->rd + h->head_len, h->body_len);
+  s->rd += h->parsed;
+  s->need = 0;
+  message_reset(h);
+  http_parser_pause(&h->p, 0);
+  if (!rc && http && h->close_after && !h->awaiting) {
+    s->closing = 1;
+    rc = JRPC__ECLOSE;
+  }
+  return rc;
+}
+
+int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof) {
+  jrpc__http_t *h = s->http;
+  int rc = 0;
+  s->wr += n;
+  if (s->closing)
+    return JRPC__ECLOSE;
+  s->held = 0;
+  s->more = 0;
+  uint32_t frames = 0;
+  for (;;) {
+    if (h->awaiting) {
+      if (s->sink.waiting.next != &s->sink.waiting) {
+        s->held = 1;
+        break;
+      }
+      /* Its calls were notifications after all. */
+      h->awaiting = 0;
+      head_t hd;
+      rc = head_begin(h, &s->out, &hd, 204, NULL, NULL);
+      if (!rc && h->close_after) {
+        s->closing = 1;
+        rc = JRPC__ECLOSE;
+      }
+      if (rc)
+        break;
+    }
+    if (s->closing) {
+      rc = JRPC__ECLOSE;
+      break;
+    }
+    if (jrpc__stream_must_yield(s, frames, eof))
+      break;
+    int whole = 0;
+    if (!h->complete) {
+      rc = parse_more(h, &whole);
+      if (rc || !whole)
+        break;
+    }
+    s->nframes++;
+    rc = answer(h);
+    frames++;
+    if (rc)
+      break;
+  }
+  if (s->buf && s->rd == s->wr && !h->parsed)
+    jrpc__stream_release_input(s);
+  return rc;
+}

@@ -1,0 +1,110 @@
+/* http.h - the two header framings, parsed by Debian's libhttp-parser:
+ *
+ *  http:           JSON-RPC over HTTP/1.1 (and 1.0) POST: keep-alive,
+ *                  pipelining, Content-Length and chunked bodies, and the
+ *                  GET routes /health and /metrics when the host turns
+ *                  them on. Replies go out in request order: while a
+ *                  request's reply waits for deferred calls, the requests
+ *                  behind it wait unparsed in the buffer (`held`).
+ *  content-length: the framing of LSP and vscode-jsonrpc: a header block
+ *                  ("Content-Length: N\r\n\r\n", other headers ignored)
+ *                  then N bytes of body; replies are framed the same way.
+ *                  The header block is parsed by the same parser, behind a
+ *                  request line of our own that never reaches the wire.
+ *
+ * Bodies stay in the stream's pooled input buffer: a Content-Length body
+ * where it was read, a chunked one gathered in place over its chunk
+ * headers. Each body then goes down the same jrpc__dispatch_frame as a
+ * newline frame, whose reply (written like a newline frame's) gets its
+ * head put before it here. The newline and length framings never come
+ * here: jrpc__stream_feed and the frame codecs are untouched by this.
+ *
+ * Statuses (http): 200 with the JSON-RPC response (JSON-RPC errors
+ * included), 204 for a request of notifications only, 400 for a malformed
+ * request, 405 for a method other than POST (and other than GET on the
+ * routes), 408 for a request not whole after frame_timeout_ms, 413 for a
+ * body over max_frame_bytes, 415 for a Content-Type that is not JSON, 431
+ * for a head over max_header_bytes, 503 from /health while draining. 400,
+ * 408, 413 and 431 close the connection (the stream's framing is lost or
+ * its client too slow); the others keep it. */
+#ifndef JRPC_HTTP_H
+#define JRPC_HTTP_H
+
+#include <http_parser.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outbuf.h"
+#include "stream.h"
+
+/* The GET routes an http stream answers, and how (the host: the daemon). */
+enum {
+  JRPC__HTTP_ROUTE_HEALTH = 1,
+  JRPC__HTTP_ROUTE_METRICS = 2,
+};
+
+typedef struct jrpc__http_host {
+  /* 1 while serving, 0 while draining (/health answers 503). */
+  int (*healthy)(void *arg);
+  /* Appends the Prometheus text exposition to o; 0 or JRPC_ENOMEM. */
+  int (*metrics)(void *arg, jrpc__outbuf_t *o);
+} jrpc__http_host_t;
+
+typedef struct jrpc__http {
+  http_parser p;
+  jrpc__stream_t *s;
+  const jrpc__http_host_t *host;
+  void *host_arg;
+  uint32_t max_head; /* max_header_bytes */
+  uint8_t routes;    /* JRPC__HTTP_ROUTE_* answered */
+  /* The message at s->rd: bytes of it given to the parser so far, where
+   * its body starts and how much of it is gathered. */
+  size_t parsed;
+  size_t head_len; /* 0 until the head is whole */
+  size_t body_len;
+  uint8_t fresh;    /* no byte of the next message parsed yet */
+  uint8_t complete; /* the parser paused at the message's end */
+  uint16_t status;  /* an error status decided while parsing, or 0 */
+  uint8_t route;    /* the GET route asked for, or 0 */
+  uint8_t bad_type; /* a Content-Type that is not JSON */
+  uint8_t expect;   /* Expect: 100-continue */
+  uint8_t field;    /* the header being read: one of http.c's FIELD_* */
+  uint8_t field_n;
+  char field_name[16];
+  uint16_t value_n;
+  char value[64];
+  uint16_t url_n;
+  char url[16];
+  /* Replies finished during a dispatch go here first (http.c). */
+  jrpc__outbuf_t *aside;
+  /* The reply of the last request waits for deferred calls. */
+  uint8_t awaiting;
+  uint8_t close_after; /* ... and the connection closes after it */
+  uint8_t http10;      /* ... to an HTTP/1.0 client */
+} jrpc__http_t;
+
+/* s was set up by jrpc__stream_init with JRPC_FRAMING_HTTP or
+ * JRPC_FRAMING_CONTENT_LENGTH; h lives as long as s. */
+void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
+                     uint8_t routes, const jrpc__http_host_t *host,
+                     void *host_arg);
+
+/* jrpc__stream_feed for a stream with h: the same contract (0,
+ * JRPC__ECLOSE once the reply that ends the connection is written, or
+ * JRPC_ENOMEM; `held` and `more` as there). */
+int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof);
+
+/* A deferred reply (or a batch's) for sink, framed with its head: async.c
+ * calls it for every sink of these framings. */
+void jrpc__http_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src);
+
+/* The reply for a request still incomplete after timeout_ms (408, or
+ * -32009 on content-length); the stream closes after it. */
+int jrpc__http_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got);
+
+/* Bytes of an incomplete message buffered (for the frame clock). */
+static inline int jrpc__http_midway(const jrpc__stream_t *s) {
+  return s->wr > s->rd;
+}
+
+#endif

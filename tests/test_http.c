@@ -1,0 +1,562 @@
+/* test_http.c - lib/http.c: the http and content-length framings, in
+ * process. Every status path, the same replies whether the input comes in
+ * one read or byte by byte, pipelined requests answered in order (deferred
+ * ones included), and the input buffer bounded by the limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dispatch.h"
+#include "http.h"
+#include "stream.h"
+
+#define MAX_FRAME 4096
+#define MAX_HEAD 1024
+
+static jrpc_call_t *stashed; /* the call "later" deferred */
+
+static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  const char *s;
+  size_t n;
+  if (jrpc_raw(c, params, &s, &n))
+    return jrpc_w_null(c);
+  return jrpc_w_raw(c, s, n);
+}
+
+static int later(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  stashed = jrpc_defer(c);
+  return stashed ? JRPC_ASYNC : jrpc_error(c, JRPC_INTERNAL_ERROR, "no defer");
+}
+
+/* Defers and finishes at once, inside its own dispatch. */
+static int now(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  jrpc_call_t *d = jrpc_defer(c);
+  if (!d)
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "no defer");
+  jrpc_w_u64(d, 7);
+  jrpc_finish(d);
+  return JRPC_ASYNC;
+}
+
+static int outputs;
+static void host_output(void *arg, jrpc__sink_t *sink) {
+  outputs++;
+}
+static const jrpc__host_t host = {NULL, NULL, host_output, NULL};
+
+static int up = 1;
+static int healthy(void *arg) {
+  return up;
+}
+static int metrics(void *arg, jrpc__outbuf_t *o) {
+  return jrpc__out_put(o, "x_total 3\n", 10);
+}
+static const jrpc__http_host_t http_host = {healthy, metrics};
+
+typedef struct fixture {
+  jrpc__registry_t reg;
+  jrpc__engine_t e;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof(*f));
+  jrpc__registry_init(&f->reg);
+  jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
+  jrpc__registry_add(&f->reg, "later", later, NULL, NULL, NULL);
+  jrpc__registry_add(&f->reg, "now", now, NULL, NULL, NULL);
+  jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
+  lim.max_frame_bytes = MAX_FRAME;
+  jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("native"));
+  f->e.host = &host;
+  *state = f;
+  up = 1;
+  stashed = NULL;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  jrpc__engine_free(&f->e);
+  jrpc__registry_free(&f->reg);
+  free(f);
+  return 0;
+}
+
+typedef struct conn {
+  jrpc__stream_t s;
+  jrpc__http_t h;
+  char out[1 << 16];
+  size_t out_n;
+  int rc;
+  size_t max_cap; /* largest input buffer */
+} conn_t;
+
+static conn_t *conn_new(jrpc__engine_t *e, jrpc__framing_t framing) {
+  conn_t *c = calloc(1, sizeof(*c));
+  jrpc__stream_init(&c->s, e, framing);
+  jrpc__http_init(&c->h, &c->s, MAX_HEAD,
+                  JRPC__HTTP_ROUTE_HEALTH | JRPC__HTTP_ROUTE_METRICS,
+                  &http_host, NULL);
+  return c;
+}
+
+static void take_output(conn_t *c) {
+  size_t n = jrpc__out_copy(&c->s.out, c->out + c->out_n,
+                            sizeof(c->out) - 1 - c->out_n);
+  c->out_n += n;
+  c->out[c->out_n] = '\0';
+  jrpc__out_consume(&c->s.out, (size_t)jrpc__out_pending(&c->s.out));
+}
+
+/* Feeds in reads of at most `chunk` bytes; stops at the first status. */
+static void conn_send(conn_t *c, const char *in, size_t n, size_t chunk) {
+  size_t off = 0;
+  while (off < n && c->rc == 0) {
+    size_t room;
+    char *dst = jrpc__stream_rbuf(&c->s, &room);
+    assert_non_null(dst);
+    size_t k = n - off < room ? n - off : room;
+    if (k > chunk)
+      k = chunk;
+    memcpy(dst, in + off, k);
+    off += k;
+    c->rc = jrpc__http_feed(&c->s, k, 0);
+    if (c->s.cap > c->max_cap)
+      c->max_cap = c->s.cap;
+    take_output(c);
+  }
+}
+
+static void conn_free(conn_t *c) {
+  jrpc__stream_free(&c->s);
+  free(c);
+}
+
+/* The whole output of `in`, sent in reads of `chunk` bytes. */
+static char *run(jrpc__engine_t *e, jrpc__framing_t framing, const char *in,
+                 size_t chunk, int *rc) {
+  conn_t *c = conn_new(e, framing);
+  conn_send(c, in, strlen(in), chunk);
+  if (rc)
+    *rc = c->rc;
+  char *out = strdup(c->out);
+  conn_free(c);
+  return out;
+}
+
+/* run() in one read and byte by byte must agree; returns the output. */
+static char *run_both(jrpc__engine_t *e, jrpc__framing_t framing,
+                      const char *in, int *rc) {
+  int rc1, rc2;
+  char *a = run(e, framing, in, 1 << 20, &rc1);
+  char *b = run(e, framing, in, 1, &rc2);
+  assert_string_equal(a, b);
+  assert_int_equal(rc1, rc2);
+  free(b);
+  if (rc)
+    *rc = rc1;
+  return a;
+}
+
+#define CALL1                                                                  \
+  "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1],\"id\":1}"
+#define REPLY1 "{\"jsonrpc\":\"2.0\",\"result\":[1],\"id\":1}\n"
+#define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[2]}"
+#define POST(body)                                                             \
+  "POST / HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"           \
+  "Content-Length: %zu\r\n\r\n%s"
+
+static char *post(const char *body) {
+  char *s = malloc(strlen(body) + 200);
+  sprintf(s, POST(body), strlen(body), body);
+  return s;
+}
+
+static const char OK_HEAD[] = "HTTP/1.1 200 OK\r\n"
+                              "Content-Type: application/json\r\n"
+                              "Content-Length:         38\r\n\r\n";
+
+static void test_call_200(void **state) {
+  fixture_t *f = *state;
+  char *in = post(CALL1);
+  int rc;
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
+  char want[512];
+  snprintf(want, sizeof(want), "%s%s", OK_HEAD, REPLY1);
+  assert_string_equal(out, want);
+  assert_int_equal(rc, 0);
+  free(out);
+  free(in);
+}
+
+static void test_jsonrpc_error_is_200(void **state) {
+  fixture_t *f = *state;
+  char *in = post("{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"id\":2}");
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
+  assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
+  assert_non_null(strstr(out, "-32601"));
+  free(out);
+  free(in);
+}
+
+static void test_notification_204(void **state) {
+  fixture_t *f = *state;
+  char *in = post(NOTE);
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
+  assert_string_equal(out, "HTTP/1.1 204 No Content\r\n\r\n");
+  free(out);
+  free(in);
+  /* A batch of notifications only, too. */
+  in = post("[" NOTE "," NOTE "]");
+  out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
+  assert_string_equal(out, "HTTP/1.1 204 No Content\r\n\r\n");
+  free(out);
+  free(in);
+}
+
+static void test_pipelined_in_order(void **state) {
+  fixture_t *f = *state;
+  const char *chunked_call =
+      "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+      "Content-Type: application/json; charset=utf-8\r\n"
+      "\r\n"
+      "7\r\n{\"jsonr\r\n"
+      "2e;ext=1\r\npc\":\"2.0\",\"method\":\"echo\","
+      "\"params\":[3],\"id\":3}\r\n"
+      "0\r\nX-Trailer: t\r\n\r\n";
+  char *a = post(CALL1), *b = post(NOTE);
+  char in[2048];
+  snprintf(in, sizeof(in), "%s%s%sGET /health HTTP/1.1\r\n\r\n%s", a,
+           chunked_call, b, a);
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
+  char want[2048];
+  snprintf(want, sizeof(want),
+           "%s%s"
+           "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           "Content-Length:         38\r\n\r\n"
+           "{\"jsonrpc\":\"2.0\",\"result\":[3],\"id\":3}\n"
+           "HTTP/1.1 204 No Content\r\n\r\n"
+           "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           "Content-Length:         21\r\n\r\n{\"status\":\"serving\"}\n"
+           "%s%s",
+           OK_HEAD, REPLY1, OK_HEAD, REPLY1);
+  assert_string_equal(out, want);
+  free(out);
+  free(a);
+  free(b);
+}
+
+static void expect_status(fixture_t *f, const char *in, const char *status,
+                          int closes) {
+  int rc;
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
+  char line[128];
+  snprintf(line, sizeof(line), "HTTP/1.1 %s\r\n", status);
+  if (strncmp(out, line, strlen(line)) != 0)
+    fail_msg("for %s wanted %s, got %s", in, status, out);
+  assert_non_null(strstr(out, "Content-Type: application/json\r\n"));
+  assert_non_null(strstr(out, "\"id\":null}\n"));
+  assert_int_equal(rc, closes ? JRPC__ECLOSE : 0);
+  assert_int_equal(strstr(out, "Connection: close\r\n") != NULL, closes);
+  free(out);
+}
+
+static void test_error_statuses(void **state) {
+  fixture_t *f = *state;
+  expect_status(f, "GARBAGE\r\n\r\n", "400 Bad Request", 1);
+  expect_status(f, "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+                "400 Bad Request", 1);
+  expect_status(f, "GET / HTTP/1.1\r\n\r\n", "405 Method Not Allowed", 0);
+  expect_status(f, "HEAD / HTTP/1.1\r\n\r\n", "405 Method Not Allowed", 0);
+  expect_status(f, "POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+                "405 Method Not Allowed", 0);
+  expect_status(f, "DELETE /metrics HTTP/1.1\r\n\r\n", "405 Method Not Allowed",
+                0);
+  expect_status(f,
+                "POST / HTTP/1.1\r\nContent-Type: text/plain\r\n"
+                "Content-Length: 2\r\n\r\n{}",
+                "415 Unsupported Media Type", 0);
+  expect_status(f,
+                "POST / HTTP/1.1\r\nContent-Type: application/x-www-form-"
+                "urlencoded\r\nContent-Length: 2\r\n\r\n{}",
+                "415 Unsupported Media Type", 0);
+  expect_status(f, "POST / HTTP/1.1\r\nContent-Length: 4097\r\n\r\n",
+                "413 Content Too Large", 1);
+  /* One chunk over the limit is refused from its size line. */
+  expect_status(f,
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "1001\r\n",
+                "413 Content Too Large", 1);
+  /* Chunks that add up to over the limit. */
+  char big[8192];
+  int n = snprintf(big, sizeof(big),
+                   "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  for (int i = 0; i < 3; i++) {
+    n += snprintf(big + n, sizeof(big) - (size_t)n, "600\r\n");
+    memset(big + n, ' ', 0x600);
+    n += 0x600;
+    n += snprintf(big + n, sizeof(big) - (size_t)n, "\r\n");
+  }
+  expect_status(f, big, "413 Content Too Large", 1);
+  /* A chunk size that does not fit 64 bits. */
+  expect_status(f,
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "1ffffffffffffffff\r\n",
+                "400 Bad Request", 1);
+  char head[4096];
+  n = snprintf(head, sizeof(head), "POST / HTTP/1.1\r\nX-Pad: ");
+  memset(head + n, 'a', MAX_HEAD);
+  snprintf(head + n + MAX_HEAD, sizeof(head) - (size_t)n - MAX_HEAD,
+           "\r\nContent-Length: 2\r\n\r\n{}");
+  expect_status(f, head, "431 Request Header Fields Too Large", 1);
+  /* Not ended: 431 once the limit is passed, whatever comes next. */
+  head[n + MAX_HEAD] = '\0';
+  expect_status(f, head, "431 Request Header Fields Too Large", 1);
+}
+
+static void test_health_and_metrics(void **state) {
+  fixture_t *f = *state;
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP,
+                       "GET /health?probe=1 HTTP/1.1\r\n\r\n", NULL);
+  assert_string_equal(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json"
+                           "\r\nContent-Length:         21\r\n\r\n"
+                           "{\"status\":\"serving\"}\n");
+  free(out);
+  up = 0;
+  out =
+      run_both(&f->e, JRPC_FRAMING_HTTP, "GET /health HTTP/1.1\r\n\r\n", NULL);
+  assert_non_null(strstr(out, "HTTP/1.1 503 Service Unavailable\r\n"));
+  assert_non_null(strstr(out, "{\"status\":\"draining\"}\n"));
+  free(out);
+  out =
+      run_both(&f->e, JRPC_FRAMING_HTTP, "GET /metrics HTTP/1.1\r\n\r\n", NULL);
+  assert_string_equal(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain; "
+                           "version=0.0.4; charset=utf-8\r\nContent-Length: "
+                           "        10\r\n\r\nx_total 3\n");
+  free(out);
+  /* Routes turned off: the paths are JSON-RPC's like any other. */
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  c->h.routes = 0;
+  const char *in = "GET /health HTTP/1.1\r\n\r\n";
+  conn_send(c, in, strlen(in), 100);
+  assert_non_null(strstr(c->out, "405 Method Not Allowed\r\n"));
+  assert_non_null(strstr(c->out, "Allow: POST\r\n"));
+  conn_free(c);
+}
+
+static void test_connection_close_and_http10(void **state) {
+  fixture_t *f = *state;
+  char body[] = CALL1;
+  char in[512];
+  int rc;
+  snprintf(in, sizeof(in),
+           "POST / HTTP/1.1\r\nConnection: close\r\nContent-Length: %zu\r\n"
+           "\r\n%s",
+           strlen(body), body);
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
+  assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
+  assert_non_null(strstr(out, "Connection: close\r\n"));
+  assert_int_equal(rc, JRPC__ECLOSE);
+  free(out);
+  snprintf(in, sizeof(in), "POST / HTTP/1.0\r\nContent-Length: %zu\r\n\r\n%s",
+           strlen(body), body);
+  out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
+  assert_non_null(strstr(out, "Connection: close\r\n"));
+  assert_int_equal(rc, JRPC__ECLOSE);
+  free(out);
+  snprintf(in, sizeof(in),
+           "POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: %zu"
+           "\r\n\r\n%s",
+           strlen(body), body);
+  out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
+  assert_non_null(strstr(out, "Connection: keep-alive\r\n"));
+  assert_int_equal(rc, 0);
+  free(out);
+}
+
+static void test_expect_continue(void **state) {
+  fixture_t *f = *state;
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  char head[256];
+  snprintf(head, sizeof(head),
+           "POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: %zu\r\n"
+           "\r\n",
+           strlen(CALL1));
+  conn_send(c, head, strlen(head), 1000);
+  assert_string_equal(c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+  conn_send(c, CALL1, strlen(CALL1), 1000);
+  assert_non_null(strstr(c->out, "\r\n\r\nHTTP/1.1 200 OK\r\n"));
+  conn_free(c);
+}
+
+/* A deferred reply holds the requests behind it, then goes first. */
+static void test_deferred_in_order(void **state) {
+  fixture_t *f = *state;
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  char *a = post("{\"jsonrpc\":\"2.0\",\"method\":\"later\",\"id\":9}");
+  char *b = post(CALL1);
+  char in[1024];
+  snprintf(in, sizeof(in), "%s%s", a, b);
+  conn_send(c, in, strlen(in), 1 << 20);
+  assert_int_equal(c->out_n, 0);
+  assert_non_null(stashed);
+  assert_int_equal(c->s.held, 1);
+  jrpc_w_u64(stashed, 42);
+  jrpc_finish(stashed);
+  take_output(c);
+  c->rc = jrpc__http_feed(&c->s, 0, 0); /* the host feeds on */
+  take_output(c);
+  char want[1024];
+  snprintf(want, sizeof(want),
+           "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           "Content-Length:         37\r\n\r\n"
+           "{\"jsonrpc\":\"2.0\",\"result\":42,\"id\":9}\n%s%s",
+           OK_HEAD, REPLY1);
+  assert_string_equal(c->out, want);
+  assert_int_equal(c->s.held, 0);
+  conn_free(c);
+  /* Finished within its own dispatch: an ordinary 200. */
+  char *d = post("{\"jsonrpc\":\"2.0\",\"method\":\"now\",\"id\":1}");
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, d, NULL);
+  assert_string_equal(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json"
+                           "\r\nContent-Length:         36\r\n\r\n"
+                           "{\"jsonrpc\":\"2.0\",\"result\":7,\"id\":1}\n");
+  free(out);
+  free(d);
+  free(a);
+  free(b);
+}
+
+/* A deferred notification: 204 once it is over, and not before. */
+static void test_deferred_notification_204(void **state) {
+  fixture_t *f = *state;
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  char *a = post("{\"jsonrpc\":\"2.0\",\"method\":\"later\"}");
+  conn_send(c, a, strlen(a), 1 << 20);
+  assert_int_equal(c->out_n, 0);
+  assert_int_equal(c->s.held, 1);
+  jrpc_finish(stashed);
+  c->rc = jrpc__http_feed(&c->s, 0, 0);
+  take_output(c);
+  assert_string_equal(c->out, "HTTP/1.1 204 No Content\r\n\r\n");
+  conn_free(c);
+  free(a);
+}
+
+static void test_timeout_408(void **state) {
+  fixture_t *f = *state;
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  conn_send(c, "POST / HTTP/1.1\r\nHost", 21, 100);
+  assert_int_equal(c->out_n, 0);
+  assert_int_equal(jrpc__http_timeout(&c->s, 500, 21), JRPC__ECLOSE);
+  take_output(c);
+  assert_non_null(strstr(c->out, "HTTP/1.1 408 Request Timeout\r\n"));
+  assert_non_null(strstr(c->out, "Connection: close\r\n"));
+  assert_non_null(strstr(c->out, "-32009"));
+  conn_free(c);
+}
+
+/* The buffer holds the head and the body, not the chunk framing: 1-byte
+ * chunks of a body at the limit. */
+static void test_chunked_buffer_bounded(void **state) {
+  fixture_t *f = *state;
+  size_t cap = 64 + (MAX_FRAME - 64) * 6 + 1000;
+  char *in = malloc(cap);
+  size_t n = (size_t)sprintf(
+      in, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const char *pre = "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"";
+  const char *post_ = "\"],\"id\":1}";
+  size_t body = MAX_FRAME;
+  for (size_t i = 0; i < body; i++) {
+    char ch = i < strlen(pre)             ? pre[i]
+              : i >= body - strlen(post_) ? post_[i - (body - strlen(post_))]
+                                          : 'a';
+    n += (size_t)sprintf(in + n, "1\r\n%c\r\n", ch);
+  }
+  n += (size_t)sprintf(in + n, "0\r\n\r\n");
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  conn_send(c, in, n, 4096);
+  assert_int_equal(c->rc, 0);
+  assert_non_null(strstr(c->out, "HTTP/1.1 200 OK\r\n"));
+  assert_non_null(strstr(c->out, "\"id\":1}\n"));
+  /* The raw message is over 6 times the body; the buffer stays at the
+   * first pool class (64 KiB) here, and below head + body + a read in
+   * any case. */
+  assert_true(c->max_cap <= 65536);
+  assert_null(c->s.buf); /* released once idle */
+  conn_free(c);
+  free(in);
+}
+
+static void test_content_length_framing(void **state) {
+  fixture_t *f = *state;
+  char in[1024];
+  snprintf(in, sizeof(in),
+           "Content-Length: %zu\r\n\r\n%s"
+           "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+           "Content-Length: %zu\r\n\r\n%s"
+           "Content-Length: %zu\r\n\r\n%s",
+           strlen(CALL1), CALL1, strlen(NOTE), NOTE, strlen(CALL1), CALL1);
+  char *out = run_both(&f->e, JRPC_FRAMING_CONTENT_LENGTH, in, NULL);
+  char want[512];
+  snprintf(want, sizeof(want),
+           "Content-Length:         38\r\n\r\n%sContent-Length:         38"
+           "\r\n\r\n%s",
+           REPLY1, REPLY1);
+  assert_string_equal(out, want);
+  free(out);
+  int rc;
+  out = run_both(&f->e, JRPC_FRAMING_CONTENT_LENGTH,
+                 "Content-Type: x\r\n\r\n{}", &rc);
+  assert_int_equal(rc, JRPC__ECLOSE);
+  assert_non_null(strstr(out, "-32700"));
+  free(out);
+  out = run_both(&f->e, JRPC_FRAMING_CONTENT_LENGTH,
+                 "Content-Length: 100000\r\n\r\n", &rc);
+  assert_int_equal(rc, JRPC__ECLOSE);
+  assert_non_null(strstr(out, "-32001"));
+  assert_true(strncmp(out, "Content-Length: ", 16) == 0);
+  free(out);
+  /* A deferred reply is framed too. */
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_CONTENT_LENGTH);
+  const char *l = "{\"jsonrpc\":\"2.0\",\"method\":\"later\",\"id\":5}";
+  snprintf(in, sizeof(in), "Content-Length: %zu\r\n\r\n%s", strlen(l), l);
+  conn_send(c, in, strlen(in), 7);
+  assert_int_equal(c->out_n, 0);
+  jrpc_w_u64(stashed, 1);
+  jrpc_finish(stashed);
+  take_output(c);
+  assert_string_equal(c->out, "Content-Length:         36\r\n\r\n"
+                              "{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":5}\n");
+  conn_free(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_call_200, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_jsonrpc_error_is_200, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_notification_204, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_statuses, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_health_and_metrics, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_connection_close_and_http10, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deferred_in_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deferred_notification_204, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_timeout_408, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_chunked_buffer_bounded, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_content_length_framing, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
