@@ -11,6 +11,7 @@
  * event loop), jrpc_bench_reply (frames and reply ids), jrpc_bench_http
  * (HTTP request heads and responses), jrpc_bench_hist
  * (latency histogram). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -104,6 +105,10 @@ int main(int argc, char **argv) {
   bench_addr_t addr;
   bench_run_t *run = NULL;
   bench_result_t *res = NULL;
+  /* A server that closes while requests are being written: write() then
+   * fails with EPIPE, counted like any other close, instead of killing
+   * the run before it reports. */
+  signal(SIGPIPE, SIG_IGN);
   int status = bench_opts_parse(&o, argc, argv);
   if (status) {
     status = status < 0 ? 0 : status;

@@ -150,6 +150,13 @@ static void flush(bench_run_t *run, conn_t *c) {
   size_t left = c->out_len - c->out_off;
   ssize_t w = write(c->fd, c->out + c->out_off, left);
   if (w < 0) {
+    if ((errno == EPIPE || errno == ECONNRESET) && run->o->allow_lost) {
+      /* The server closed: the read side sees it too, and on_eof counts
+       * what was in flight and reconnects. Nothing more to write here. */
+      if (c->want_out)
+        set_events(run, c, 0);
+      return;
+    }
     if (errno != EAGAIN && errno != EINTR) {
       report_error(run, "connection %u: write: %s", c->index, strerror(errno));
       conn_kill(run, c);

@@ -4,8 +4,8 @@
 # bench/jrpc-bench and bench/echo-server, from the bench folder of the same
 # build (the parent of HANDLERS_DIR): short, bounded runs of every workload
 # against jrpcd and echo-server over Unix and TCP, newline and length
-# framing, ping-pong and pipelined, each of which must answer every request
-# with no error; then the failures jrpc-bench must report: replies with ids
+# framing (and HTTP against jrpcd), ping-pong and pipelined, each of which
+# must answer every request with no error; then the failures jrpc-bench must report: replies with ids
 # it never sent (exit 1), error replies (exit 1 unless --allow-errors), a
 # server that closes the connection (exit 1 unless --reconnect; requests in
 # flight counted as lost with --allow-lost), no server
@@ -124,9 +124,10 @@ workloads_on() {
 }
 
 test_jrpcd() {
-  local p1 p2 v6=yes host2
+  local p1 p2 p3 v6=yes host2
   p1=$(free_port)
   p2=$(free_port)
+  p3=$(free_port)
   [[ -s /proc/net/if_inet6 ]] || v6=
   host2=${v6:+[::1]}
   host2=${host2:-127.0.0.1}
@@ -144,6 +145,12 @@ tcp = 127.0.0.1:$p1
 [listen tcplen]
 tcp = $host2:$p2
 framing = length
+[listen http]
+unix = $T/dh.sock
+framing = http
+[listen tcphttp]
+tcp = 127.0.0.1:$p3
+framing = http
 [plugin math]
 path = math.so
 [plugin echo]
@@ -155,6 +162,8 @@ CONF
   workloads_on unix-len "$dpid" -u "$T/dl.sock" -f length
   workloads_on tcp-nl "$dpid" -t "127.0.0.1:$p1"
   workloads_on tcp-len "$dpid" -t "$host2:$p2" -f length
+  workloads_on unix-http "$dpid" -u "$T/dh.sock" --http
+  workloads_on tcp-http "$dpid" -t "127.0.0.1:$p3" -f http --http-path /rpc
 
   # -d with a warm-up: bounded by time, requests counted after the warm-up.
   run_bench dur -u "$T/d.sock" -d 0.3 --warmup 0.2 -c 2 -w 8

@@ -25,7 +25,13 @@
 #
 # MODE http (framing = http, GET /health checks, [server] drain_ms): zero
 # failed requests across the rolling restart, and again every math.add an
-# instance received was answered exactly once.
+# instance received was answered exactly once. MODE http-strict: the same
+# with HAProxy's retry-on narrowed to conn-failure (what a deployment with
+# methods unsafe to repeat would use): a request on a reused connection
+# that the instance closes is then not sent again, so only the drain
+# (HAProxy sees /health 503 and sends the instance nothing new before it
+# closes anything) keeps it at zero: with SCALE_DRAIN_MS=0 in the
+# environment (no drain) that mode fails requests.
 #
 # Nothing here asserts on speed; every wait is bounded.
 set -euo pipefail
@@ -38,8 +44,12 @@ source "$here/../cli/lib.sh"
 MODE=$5
 cli_args "$1" "$2" "$3" "$4"
 BENCH=$(dirname "$HANDLERS")/bench/jrpc-bench
-CFG=$ROOT/packaging/haproxy/jrpcd-$MODE.cfg
-[[ $MODE == tcp || $MODE == http ]] || die "MODE: tcp or http, got $MODE"
+case $MODE in
+tcp) KIND=tcp ;;
+http | http-strict) KIND=http ;;
+*) die "MODE: tcp, http or http-strict, got $MODE" ;;
+esac
+CFG=$ROOT/packaging/haproxy/jrpcd-$KIND.cfg
 # The example configs check every second, two checks to change state.
 UP_LIMIT_S=20
 RUN_LIMIT_S=60
@@ -51,13 +61,14 @@ instance_conf() {
   local i=$1
   {
     printf '[server]\nworkers = 2\nplugin_dir = %s\nlog_level = debug\n' "$HANDLERS"
-    if [[ $MODE == http ]]; then
+    if [[ $KIND == http ]]; then
       # Longer than HAProxy's fall x inter (2 x 1 s) to see the 503.
-      printf 'drain_ms = 3000\n'
+      # SCALE_DRAIN_MS=0 shows what the drain is for (http-strict fails).
+      printf 'drain_ms = %s\n' "${SCALE_DRAIN_MS:-3000}"
     fi
     printf '[listen admin]\nunix = %s/j%d.sock\n' "$T" "$i"
     printf '[listen lb]\ntcp = 127.0.0.1:%s\n' "${PORT[i]}"
-    [[ $MODE == http ]] && printf 'framing = http\n'
+    [[ $KIND == http ]] && printf 'framing = http\n'
     printf '[plugin math]\npath = math.so\n'
   } >"$T/j$i.conf"
 }
@@ -103,7 +114,7 @@ start_haproxy() {
     JRPCD1_TCP=127.0.0.1:${PORT[1]} JRPCD2_TCP=127.0.0.1:${PORT[2]} \
     JRPCD3_TCP=127.0.0.1:${PORT[3]} JRPCD1_HTTP=127.0.0.1:${PORT[1]} \
     JRPCD2_HTTP=127.0.0.1:${PORT[2]} JRPCD3_HTTP=127.0.0.1:${PORT[3]} \
-    haproxy -db -f "$CFG" >"$T/haproxy.out" 2>"$T/haproxy.err" &
+    haproxy -db -f "$RUN_CFG" >"$T/haproxy.out" 2>"$T/haproxy.err" &
   HAPROXY_PID=$!
   DAEMON_PIDS+=("$HAPROXY_PID")
   local k
@@ -113,13 +124,13 @@ start_haproxy() {
     sleep 0.05
   done
   show "$T/haproxy.err"
-  die "haproxy -f $CFG did not start within ${START_LIMIT_S}s"
+  die "haproxy -f $RUN_CFG did not start within ${START_LIMIT_S}s"
 }
 
 bench_args() {
   local front=$1
   printf '%s\n' -q -t "127.0.0.1:$front" --timeout 10
-  if [[ $MODE == http ]]; then
+  if [[ $KIND == http ]]; then
     printf '%s\n' --http
   else
     printf '%s\n' --allow-lost
@@ -185,6 +196,14 @@ main() {
   need_cmd socat
   command -v haproxy >/dev/null 2>&1 || missing "haproxy is not installed (scripts/deps.sh installs it)"
   setup_tmp
+  RUN_CFG=$CFG
+  if [[ $MODE == http-strict ]]; then
+    # Retry only what never reached an instance, as for calls that are not
+    # safe to repeat: then the drain alone keeps every request whole.
+    RUN_CFG=$T/haproxy.cfg
+    sed 's/^\( *retry-on\) .*/\1 conn-failure/' "$CFG" >"$RUN_CFG"
+    grep -qx ' *retry-on conn-failure' "$RUN_CFG" || die "no retry-on line to narrow in $CFG"
+  fi
   local i front
   for i in 1 2 3; do
     PORT[i]=$(free_port)
@@ -236,7 +255,7 @@ main() {
   if [[ $rc != 0 || -z $answered || $errors != 0 || $(result load err_replies) != 0 ]]; then
     fail "$MODE: the load through HAProxy saw failed requests (exit $rc)"
     show "$T/load.out" "$T/load.err"
-  elif [[ $MODE == http && $lost != 0 ]]; then
+  elif [[ $KIND == http && $lost != 0 ]]; then
     fail "$MODE: $lost requests lost"
   else
     pass "$MODE: $answered requests answered, none failed ($lost lost at a close, $reconnects reconnects)"
@@ -275,7 +294,9 @@ main() {
       fail "$MODE: jrpcd$i served nothing after its restart"
     fi
   done
-  [[ $MODE == tcp ]] && check_bytes
+  if [[ $MODE == tcp ]]; then
+    check_bytes
+  fi
   finish
 }
 
