@@ -56,19 +56,6 @@ static void end_header(jrpc__http_t *h) {
   h->field = FIELD_NONE;
 }
 
-/* The head so far, from the message's first byte to `end` (a pointer the
- * parser gave into the buffer). */
-static size_t head_bytes(jrpc__http_t *h, const char *end) {
-  return (size_t)(end - (h->s->buf + h->s->rd));
-}
-
-static int over_head(jrpc__http_t *h, const char *at, size_t len) {
-  if (h->head_len || head_bytes(h, at + len) <= h->max_head)
-    return 0;
-  h->status = 431;
-  return 1;
-}
-
 static int on_url(http_parser *p, const char *at, size_t len) {
   jrpc__http_t *h = of_parser(p);
   for (size_t i = 0; i < len && h->url_n <= sizeof(h->url); i++, h->url_n++)
@@ -79,8 +66,6 @@ static int on_url(http_parser *p, const char *at, size_t len) {
 
 static int on_header_field(http_parser *p, const char *at, size_t len) {
   jrpc__http_t *h = of_parser(p);
-  if (over_head(h, at, len))
-    return 1;
   if (h->field != FIELD_NONE)
     end_header(h); /* the previous header's value is complete */
   if (h->field_n == 0xff)
@@ -94,8 +79,6 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
 
 static int on_header_value(http_parser *p, const char *at, size_t len) {
   jrpc__http_t *h = of_parser(p);
-  if (over_head(h, at, len))
-    return 1;
   if (h->field == FIELD_NONE) {
     /* The first piece of a value: the name before it is whole. */
     size_t n = h->field_n;
@@ -116,27 +99,6 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
   return 0;
 }
 
-/* Where the head ends in the buffer: after its first empty line (the
- * parser has just seen it, so it is there). Empty lines before a request
- * line are skipped, as the parser does. */
-static size_t find_head_end(const jrpc__http_t *h) {
-  const char *b = h->s->buf + h->s->rd;
-  size_t n = h->s->wr - h->s->rd, i = 0;
-  if (h->s->fr.kind == JRPC_FRAMING_HTTP)
-    while (i < n && (b[i] == '\r' || b[i] == '\n'))
-      i++;
-  else if (n && (b[0] == '\n' || (n > 1 && b[0] == '\r' && b[1] == '\n')))
-    return b[0] == '\n' ? 1 : 2; /* no header at all */
-  for (; i < n; i++)
-    if (b[i] == '\n') {
-      if (i + 1 < n && b[i + 1] == '\n')
-        return i + 2;
-      if (i + 2 < n && b[i + 1] == '\r' && b[i + 2] == '\n')
-        return i + 3;
-    }
-  return n;
-}
-
 static int path_is(const jrpc__http_t *h, const char *path) {
   size_t n = strlen(path);
   if (h->url_n < n || h->url_n > sizeof(h->url) || memcmp(h->url, path, n) != 0)
@@ -144,30 +106,31 @@ static int path_is(const jrpc__http_t *h, const char *path) {
   return h->url_n == n || h->url[n] == '?';
 }
 
+/* The head is whole: the parser stops on its last byte (which it takes
+ * again when it goes on), so that where the head ends is known exactly,
+ * and judge_head decides before any byte of the body is read. */
 static int on_headers_complete(http_parser *p) {
   jrpc__http_t *h = of_parser(p);
   if (h->field != FIELD_NONE)
     end_header(h);
   if (h->head_len)
     return 0; /* trailers of a chunked body */
-  h->head_len = find_head_end(h);
-  if (h->head_len > h->max_head) {
-    h->status = 431;
-    return -1;
-  }
+  h->head_done = 1;
+  http_parser_pause(p, 1);
+  return 0;
+}
+
+/* What the head asks for: 0 to go on, or the status that ends it. */
+static int judge_head(jrpc__http_t *h) {
+  http_parser *p = &h->p;
+  if (h->head_len > h->max_head)
+    return 431;
   uint32_t max = h->s->e->lim.max_frame_bytes;
   int has_len = (p->flags & F_CONTENTLENGTH) != 0;
-  if (!(p->flags & F_CHUNKED) && has_len && p->content_length > max) {
-    h->status = 413;
-    return -1;
-  }
-  if (h->s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
-    if (!has_len && !(p->flags & F_CHUNKED)) {
-      h->status = 400; /* a header block without Content-Length */
-      return -1;
-    }
-    return 0;
-  }
+  if (!(p->flags & F_CHUNKED) && has_len && p->content_length > max)
+    return 413;
+  if (h->s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH)
+    return !has_len && !(p->flags & F_CHUNKED) ? 400 : 0;
   if ((h->routes & JRPC__HTTP_ROUTE_HEALTH) && path_is(h, "/health"))
     h->route = JRPC__HTTP_ROUTE_HEALTH;
   else if ((h->routes & JRPC__HTTP_ROUTE_METRICS) && path_is(h, "/metrics"))
@@ -176,7 +139,7 @@ static int on_headers_complete(http_parser *p) {
     h->status = 405;
   else if (!h->route && h->bad_type)
     h->status = 415;
-  if (!h->status && h->expect && p->http_minor >= 1) {
+  if (!h->status && h->expect && p->http_major == 1 && p->http_minor >= 1) {
     /* The client waits for this before it sends the body. */
     static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
     jrpc__out_put(&h->s->out, cont, sizeof(cont) - 1);
@@ -347,6 +310,9 @@ static int status_reply(jrpc__http_t *h, int status) {
   int rc = head_begin(h, o, &hd, status, json_type, allow);
   if (rc)
     return rc;
+  JRPC__STAT_INC(s->e->stats.errors);
+  if (h->p.method == HTTP_HEAD && s->fr.kind == JRPC_FRAMING_HTTP)
+    return head_end(o, &hd); /* a reply to HEAD has no body */
   char data[96];
   int n = 0, code = JRPC_INVALID_REQUEST;
   const char *msg = reason(status);
@@ -366,7 +332,6 @@ static int status_reply(jrpc__http_t *h, int status) {
     msg = h->route ? "Method Not Allowed: GET only"
                    : "Method Not Allowed: POST JSON-RPC requests";
   }
-  JRPC__STAT_INC(s->e->stats.errors);
   jrpc__reply_error(o, code, msg, n ? data : NULL, (size_t)n, NULL, 0);
   jrpc__out_byte(o, '\n');
   return head_end(o, &hd);
@@ -528,9 +493,24 @@ static int parse_more(jrpc__http_t *h, int *whole) {
     http_parser_execute(&h->p, &settings, line, sizeof(line) - 1);
   }
   h->fresh = 0;
-  size_t got =
-      http_parser_execute(&h->p, &settings, s->buf + s->rd + h->parsed, avail);
-  h->parsed += got;
+  for (;;) {
+    /* A head is read no further than max_header_bytes: what the parser
+     * makes of the bytes after that never matters, so the status is the
+     * same however the bytes arrive. */
+    size_t n = s->wr - s->rd - h->parsed;
+    if (!h->head_len && n > h->max_head - h->parsed)
+      n = h->max_head - h->parsed;
+    h->parsed +=
+        http_parser_execute(&h->p, &settings, s->buf + s->rd + h->parsed, n);
+    if (!h->head_done)
+      break;
+    h->head_done = 0;
+    h->head_len = h->parsed + 1;
+    http_parser_pause(&h->p, 0);
+    int status = judge_head(h);
+    if (status)
+      return fatal(h, status);
+  }
   enum http_errno err = HTTP_PARSER_ERRNO(&h->p);
   if (h->complete) {
     *whole = 1;
@@ -541,7 +521,7 @@ static int parse_more(jrpc__http_t *h, int *whole) {
                     : err == HPE_HEADER_OVERFLOW ? 431
                                                  : 400);
   if (!h->head_len) {
-    if (h->parsed > h->max_head)
+    if (h->parsed >= h->max_head)
       return fatal(h, 431);
     s->need = 0;
   } else if (!(h->p.flags & F_CHUNKED) && (h->p.flags & F_CONTENTLENGTH)) {
@@ -590,10 +570,10 @@ int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof) {
   jrpc__http_t *h = s->http;
   int rc = 0;
   s->wr += n;
-  if (s->closing)
-    return JRPC__ECLOSE;
   s->held = 0;
   s->more = 0;
+  if (s->closing)
+    return JRPC__ECLOSE; /* (a deferred reply that ends it was sent) */
   uint32_t frames = 0;
   for (;;) {
     if (h->awaiting) {

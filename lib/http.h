@@ -62,13 +62,14 @@ typedef struct jrpc__http {
   size_t parsed;
   size_t head_len; /* 0 until the head is whole */
   size_t body_len;
-  uint8_t fresh;    /* no byte of the next message parsed yet */
-  uint8_t complete; /* the parser paused at the message's end */
-  uint16_t status;  /* an error status decided while parsing, or 0 */
-  uint8_t route;    /* the GET route asked for, or 0 */
-  uint8_t bad_type; /* a Content-Type that is not JSON */
-  uint8_t expect;   /* Expect: 100-continue */
-  uint8_t field;    /* the header being read: one of http.c's FIELD_* */
+  uint8_t fresh;     /* no byte of the next message parsed yet */
+  uint8_t complete;  /* the parser paused at the message's end */
+  uint8_t head_done; /* ... or at the head's end */
+  uint16_t status;   /* an error status decided while parsing, or 0 */
+  uint8_t route;     /* the GET route asked for, or 0 */
+  uint8_t bad_type;  /* a Content-Type that is not JSON */
+  uint8_t expect;    /* Expect: 100-continue */
+  uint8_t field;     /* the header being read: one of http.c's FIELD_* */
   uint8_t field_n;
   char field_name[16];
   uint16_t value_n;

@@ -17,6 +17,7 @@
 #include "dispatch.h"
 #include "module.h"
 #include "testutil.h"
+#include "http.h"
 #include "stream.h"
 
 #ifndef JRPC_SANITIZE
@@ -123,7 +124,7 @@ static size_t pump(jrpc__stream_t *s, const char *in, size_t n, size_t chunk) {
       k = chunk;
     memcpy(dst, in + off, k);
     off += k;
-    int rc = jrpc__stream_feed(s, k, 0);
+    int rc = s->http ? jrpc__http_feed(s, k, 0) : jrpc__stream_feed(s, k, 0);
     assert_int_equal(rc, 0);
     size_t pend = (size_t)jrpc__out_pending(&s->out);
     out += pend;
@@ -154,15 +155,38 @@ static __attribute__((unused)) const char *const workloads[] = {
     "\"id\":6}\n",
 };
 
-static __attribute__((unused)) void run_workload(fixture_t *f, const char *one,
-                                                 size_t chunk) {
+/* As an HTTP request: the line's JSON as a Content-Length body, or (odd
+ * lines of a workload) a chunked one in two chunks. */
+static __attribute__((unused)) char *http_request(const char *line,
+                                                  int chunked) {
+  size_t n = strlen(line) - 1; /* without the '\n' */
+  char *r = raw_malloc(n + 200);
+  if (chunked)
+    sprintf(r,
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "1\r\n%.1s\r\n%zx\r\n%.*s\r\n0\r\n\r\n",
+            line, n - 1, (int)(n - 1), line + 1);
+  else
+    sprintf(r,
+            "POST / HTTP/1.1\r\nContent-Type: application/json\r\n"
+            "Content-Length: %zu\r\n\r\n%.*s",
+            n, (int)n, line);
+  return r;
+}
+
+static __attribute__((unused)) void run_framed(fixture_t *f, const char *one,
+                                               size_t chunk,
+                                               jrpc__framing_t framing) {
   /* 200 copies, so the arena and pools see a realistic stream. */
   size_t n1 = strlen(one), n = n1 * 200;
   char *in = raw_malloc(n);
   for (size_t i = 0; i < 200; i++)
     memcpy(in + i * n1, one, n1);
   jrpc__stream_t s;
-  jrpc__stream_init(&s, &f->e, JRPC_FRAMING_NEWLINE);
+  jrpc__http_t h;
+  jrpc__stream_init(&s, &f->e, framing);
+  if (framing == JRPC_FRAMING_HTTP)
+    jrpc__http_init(&h, &s, 8192, 0, NULL, NULL);
   size_t warm1 = pump(&s, in, n, chunk);
   size_t warm2 = pump(&s, in, n, chunk);
 #ifdef JRPC_SANITIZE
@@ -184,6 +208,11 @@ static __attribute__((unused)) void run_workload(fixture_t *f, const char *one,
   assert_int_equal(mallocs, 0);
   assert_int_equal(warm1, measured);
   assert_int_equal(warm2, measured);
+}
+
+static __attribute__((unused)) void run_workload(fixture_t *f, const char *one,
+                                                 size_t chunk) {
+  run_framed(f, one, chunk, JRPC_FRAMING_NEWLINE);
 }
 
 static void test_counter_counts(void **state) {
@@ -221,6 +250,22 @@ static void test_zero_malloc_per_request(void **state) {
 #endif
 }
 
+/* framing = http: heads parsed, bodies gathered (chunked ones too), heads
+ * written before the replies, 204s: no malloc either. */
+static void test_zero_malloc_http(void **state) {
+#ifdef JRPC_SANITIZE
+  skip();
+#else
+  fixture_t *f = *state;
+  for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+    char *req = http_request(workloads[i], (int)(i & 1));
+    run_framed(f, req, 65536, JRPC_FRAMING_HTTP);
+    run_framed(f, req, 7, JRPC_FRAMING_HTTP);
+    free(req);
+  }
+#endif
+}
+
 static void test_zero_malloc_oversized_line(void **state) {
 #ifdef JRPC_SANITIZE
   skip();
@@ -243,6 +288,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counter_counts),
       cmocka_unit_test(test_zero_malloc_per_request),
+      cmocka_unit_test(test_zero_malloc_http),
       cmocka_unit_test(test_zero_malloc_oversized_line),
 #ifndef JRPC_SANITIZE /* no frames parsed there: the tests skip */
       cmocka_unit_test(tu_test_auto_switched),

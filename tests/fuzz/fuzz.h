@@ -82,6 +82,16 @@ void fz_events_free(fz_events_t *e);
 void fz_handlers_init(jrpc__registry_t *reg, jrpc__module_t *math);
 void fz_handlers_free(jrpc__registry_t *reg, jrpc__module_t *math);
 
+/* An engine of `backend` on those handlers, made once per process (on
+ * the first call) and freed at exit; every log line dropped. */
+typedef struct fz_engine {
+  int ready;
+  jrpc__registry_t reg;
+  jrpc__module_t math;
+  jrpc__engine_t eng;
+} fz_engine_t;
+jrpc__engine_t *fz_engine(const char *backend);
+
 /* A log sink that drops everything (handlers may call jrpc_log). */
 void fz_log_drop(void *arg, int level, const char *msg);
 

@@ -531,6 +531,27 @@ void fz_handlers_init(jrpc__registry_t *reg, jrpc__module_t *math) {
            "math module: %s", err);
 }
 
+static fz_engine_t the_engine;
+
+static void engine_free(void) {
+  jrpc__engine_free(&the_engine.eng);
+  fz_handlers_free(&the_engine.reg, &the_engine.math);
+}
+
+jrpc__engine_t *fz_engine(const char *backend) {
+  fz_engine_t *g = &the_engine;
+  if (g->ready)
+    return &g->eng;
+  fz_handlers_init(&g->reg, &g->math);
+  jrpc__parser_t *p = jrpc__parser_new(backend);
+  FZ_CHECK(p, "no parser backend \"%s\" in this build", backend);
+  FZ_CHECK(jrpc__engine_init(&g->eng, &g->reg, NULL, p) == 0, "engine_init");
+  g->eng.log = fz_log_drop;
+  g->ready = 1;
+  atexit(engine_free);
+  return &g->eng;
+}
+
 void fz_handlers_free(jrpc__registry_t *reg, jrpc__module_t *math) {
   jrpc__module_stop(math);
   jrpc__registry_free(reg);

@@ -48,29 +48,11 @@ static const jrpc__limits_t presets[4] = {
     {300u, 3u, 200u},
 };
 
-static struct {
-  int ready;
-  jrpc__registry_t reg;
-  jrpc__module_t math;
-  jrpc__engine_t eng;
-} G;
-
-static void teardown(void) {
-  jrpc__engine_free(&G.eng);
-  fz_handlers_free(&G.reg, &G.math);
-}
+static jrpc__engine_t *eng;
 
 static void setup(void) {
   const char *name = getenv("JRPC_FUZZ_BACKEND");
-  if (!name || !*name)
-    name = FUZZ_BACKEND;
-  fz_handlers_init(&G.reg, &G.math);
-  jrpc__parser_t *p = jrpc__parser_new(name);
-  FZ_CHECK(p, "no parser backend \"%s\" in this build", name);
-  FZ_CHECK(jrpc__engine_init(&G.eng, &G.reg, NULL, p) == 0, "engine_init");
-  G.eng.log = fz_log_drop;
-  G.ready = 1;
-  atexit(teardown);
+  eng = fz_engine(name && *name ? name : FUZZ_BACKEND);
 }
 
 typedef struct bytes {
@@ -99,12 +81,12 @@ static void drain(jrpc__outbuf_t *o, bytes_t *b) {
 /* The stream as the daemon drives it. */
 static void run_stream(int framing, int chunking, const char *in, size_t n,
                        fz_rng_t *rng, bytes_t *got) {
-  const jrpc__limits_t *lim = &G.eng.lim;
+  const jrpc__limits_t *lim = &eng->lim;
   size_t max_cap = 2 * ((size_t)lim->max_frame_bytes + 4 + 4096 + JRPC__PAD);
   if (max_cap < JRPC__READ_MIN)
     max_cap = JRPC__READ_MIN;
   jrpc__stream_t s;
-  jrpc__stream_init(&s, &G.eng, (jrpc__framing_t)framing);
+  jrpc__stream_init(&s, eng, (jrpc__framing_t)framing);
   size_t off = 0;
   for (;;) {
     size_t room = 0;
@@ -164,10 +146,10 @@ static void run_reference(int framing, const char *in, size_t n,
                           bytes_t *want) {
   static const char hostile[] = "\"\\]}\",:[{1e";
   fz_events_t ref;
-  fz_ref_frames(framing, G.eng.lim.max_frame_bytes, in, n, &ref);
+  fz_ref_frames(framing, eng->lim.max_frame_bytes, in, n, &ref);
   jrpc__outbuf_t o;
   jrpc__sink_t sink;
-  jrpc__out_init(&o, &G.eng.pool);
+  jrpc__out_init(&o, &eng->pool);
   jrpc__sink_init(&sink, &o, (jrpc__framing_t)framing);
   for (size_t i = 0; i < ref.n; i++) {
     const fz_event_t *e = &ref.ev[i];
@@ -179,11 +161,10 @@ static void run_reference(int framing, const char *in, size_t n,
       memcpy(copy, in + e->off, e->n);
       for (size_t k = 0; k < JRPC__PAD; k++)
         copy[e->n + k] = hostile[k % (sizeof hostile - 1)];
-      rc = jrpc__dispatch_frame(&G.eng, &sink, copy, e->n, NULL);
-      jrpc__arena_reset(&G.eng.arena);
+      rc = jrpc__dispatch_frame(eng, &sink, copy, e->n, NULL);
+      jrpc__arena_reset(&eng->arena);
     } else {
-      rc = jrpc__dispatch_too_large(&G.eng, (jrpc__framing_t)framing, &o,
-                                    e->got);
+      rc = jrpc__dispatch_too_large(eng, (jrpc__framing_t)framing, &o, e->got);
     }
     FZ_CHECK(rc == 0, "dispatch returned %d", rc);
     size_t rn;
@@ -213,13 +194,13 @@ static void run_reference(int framing, const char *in, size_t n,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!G.ready)
+  if (!eng)
     setup();
   if (size < 1)
     return 0;
   int framing = data[0] & 1 ? JRPC_FRAMING_LENGTH : JRPC_FRAMING_NEWLINE;
   int chunking = (data[0] >> 1) & 3;
-  G.eng.lim = presets[(data[0] >> 3) & 3];
+  eng->lim = presets[(data[0] >> 3) & 3];
   const char *in = (const char *)data + 1;
   size_t n = size - 1;
   fz_rng_t rng;

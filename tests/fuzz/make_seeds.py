@@ -209,6 +209,51 @@ def frame_seeds():
     write(t, "empty", b"")
 
 
+def http_seeds():
+    # fuzz_http: flags byte (bit 0 content-length framing, bits 1-2 limits,
+    # bits 3-4 reads), then the stream.
+    t = "fuzz_http"
+    clear(t)
+    add = req("math.add", "[1,2]").encode()
+
+    def post(body, extra=b""):
+        return (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Type: "
+                b"application/json\r\n" + extra +
+                b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    chunked = (b"POST /rpc HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"5;x=y\r\n" + add[:5] + b"\r\n%x\r\n" % (len(add) - 5) +
+               add[5:] + b"\r\n0\r\nTrailer: t\r\n\r\n")
+    seeds = {
+        "call": post(add),
+        "pipelined": post(add) + chunked + post(req("echo", "[1]", notify=True).encode())
+        + b"GET /health HTTP/1.1\r\n\r\nGET /metrics HTTP/1.0\r\n\r\n",
+        "batch": post(("[" + req("math.add", "[1,2]") + "," + req("nope") + "]").encode()),
+        "expect": post(add, b"Expect: 100-continue\r\n"),
+        "close": post(add, b"Connection: close\r\n") + post(add),
+        "http10": b"POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: %d"
+        b"\r\n\r\n" % len(add) + add,
+        "wrong_type": post(add).replace(b"application/json", b"text/plain"),
+        "get_root": b"GET / HTTP/1.1\r\n\r\n" + post(add),
+        "huge_chunk": b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffff\r\n",
+        "chunk_overflow": b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"1ffffffffffffffff\r\n",
+        "long_header": b"POST / HTTP/1.1\r\nX-A: " + b"a" * 300 + b"\r\n\r\n",
+        "garbage": b"\x16\x03\x01\x00garbage\r\n\r\n",
+    }
+    for name, data in seeds.items():
+        for lim, reads in ((0, 0), (1, 1), (3, 2)):
+            write(t, "http_%s_l%d_r%d" % (name, lim, reads),
+                  bytes([lim << 1 | reads << 3]) + data)
+    lsp = b"".join(b"Content-Length: %d\r\n\r\n" % len(x) + x
+                   for x in (add, req("echo", "[2]", notify=True).encode(), add))
+    for lim, reads in ((0, 0), (1, 1), (3, 3)):
+        write(t, "lsp_l%d_r%d" % (lim, reads), bytes([1 | lim << 1 | reads << 3]) + lsp)
+    write(t, "lsp_no_length", b"\x01Content-Type: x\r\n\r\n{}")
+    write(t, "lsp_too_large", b"\x03Content-Length: 100000\r\n\r\n")
+    write(t, "empty", b"")
+
+
 CONF = open(os.path.join(HERE, "..", "..", "conf", "jrpcd.conf"), "rb").read()
 
 
@@ -275,4 +320,5 @@ if __name__ == "__main__":
     request_seeds()
     diff_seeds()
     frame_seeds()
+    http_seeds()
     config_seeds()

@@ -120,7 +120,7 @@ depends=$(field Depends)
 # The package names, versions stripped: "libc6 (>= 2.34), libuv1" -> lines.
 dep_names=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -E 's/\(.*\)//; s/\|.*//; s/^ +//; s/ +$//' | sed '/^$/d')
 has_dep() { grep -qxE "$1" <<<"$dep_names"; }
-for d in libuv1 libinih1 libjansson4 libedit2; do # the last two: jrpc
+for d in libuv1 libinih1 libhttp-parser2.9 libjansson4 libedit2; do # the last two: jrpc
   has_dep "$d" || fail "Depends lacks $d: $depends"
 done
 if [[ "$simdjson" == ON ]]; then
