@@ -57,7 +57,7 @@ for _ in $(seq 100); do grep -q serving "$dir/j.log" && break; sleep 0.05; done
 # server entry this jrpcd's listener BACKEND; sets HPID.
 start_haproxy() {
   local kind=$1 front=$2 back=$3 up
-  up=$(echo "$kind" | tr a-z A-Z)
+  up=$(echo "$kind" | tr '[:lower:]' '[:upper:]')
   env HAPROXY_STATS_SOCKET="$dir/$kind.sock" "JRPC_${up}_BIND=127.0.0.1:$front" \
     "JRPCD1_${up}=127.0.0.1:$back" "JRPCD2_${up}=127.0.0.1:$back" \
     "JRPCD3_${up}=127.0.0.1:$back" \
