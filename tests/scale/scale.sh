@@ -40,7 +40,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../cli/lib.sh
 source "$here/../cli/lib.sh"
 
-(($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT tcp|http"
+(($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT tcp|http|http-strict"
 MODE=$5
 cli_args "$1" "$2" "$3" "$4"
 BENCH=$(dirname "$HANDLERS")/bench/jrpc-bench
