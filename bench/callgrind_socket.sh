@@ -15,12 +15,15 @@
 # and a call per request: calls = 2). Takes a few minutes. With
 # CG_KEEP=DIR the profiles stay there (KIND.WORKLOAD.REQUESTS, ':' as '_'),
 # for bench/callgrind_stages.sh. CG_CONF='...' appends config lines to the
-# daemon's config (e.g. an [access] section).
+# daemon's config (e.g. an [access] section). CG_FRAMING=length or http
+# serves and sends that framing instead of newline (echo-server, which has
+# no HTTP, then shows -).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
 parser=${2:-native}
 read -r -a wls <<<"${3:-small named notify batch:100 large:1024}"
+framing=${CG_FRAMING:-newline}
 jrpcd=$build/daemon/jrpcd
 bench=$build/bench/jrpc-bench
 echo_server=$build/bench/echo-server
@@ -44,11 +47,11 @@ ir() {
   rm -f "$sock" "$out"
   if [ "$kind" = echo ]; then
     valgrind --tool=callgrind --callgrind-out-file="$out" "$echo_server" \
-      -u "$sock" -f newline -j 1 >"$T/server.log" 2>&1 &
+      -u "$sock" -f "$framing" -j 1 >"$T/server.log" 2>&1 &
   else
     printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n' "$parser" "$build/handlers" >"$T/c.conf"
     printf '\n[plugin math]\npath = math.so\n\n[plugin echo]\npath = echo.so\n' >>"$T/c.conf"
-    printf '\n[listen s]\nunix = %s\nframing = newline\n' "$sock" >>"$T/c.conf"
+    printf '\n[listen s]\nunix = %s\nframing = %s\n' "$sock" "$framing" >>"$T/c.conf"
     # CG_CONF: more config appended (an [access] section, say), to show
     # what a feature costs per call.
     [ -z "${CG_CONF:-}" ] || printf '\n%s\n' "$CG_CONF" >>"$T/c.conf"
@@ -61,7 +64,7 @@ ir() {
     sleep 0.1
   done
   [ -S "$sock" ] || { cat "$T/server.log" >&2; echo "server did not start" >&2; exit 1; }
-  timeout 300 "$bench" -u "$sock" -c 1 -w 64 -n "$n" -W "$wl" -q --timeout 60 \
+  timeout 300 "$bench" -u "$sock" -f "$framing" -c 1 -w 64 -n "$n" -W "$wl" -q --timeout 60 \
     >"$T/bench.log" 2>&1 || { cat "$T/bench.log" >&2; exit 1; }
   kill -TERM "$server"
   wait "$server" || true
@@ -77,6 +80,10 @@ for wl in "${wls[@]}"; do
   ((lo > 0)) || lo=1
   row=$(printf '%-12s' "$wl")
   for kind in jrpcd echo; do
+    if [ "$kind" = echo ] && [ "$framing" = http ]; then
+      row+=$(printf ' %12s' -)
+      continue
+    fi
     a=$(ir "$kind" "$wl" "$lo")
     b=$(ir "$kind" "$wl" "$hi")
     row+=$(printf ' %12d' $(((b - a) / ((hi - lo) * calls))))

@@ -1,15 +1,17 @@
 /* jrpc_bench.c - jrpc-bench, a JSON-RPC load generator in the manner of
  * redis-benchmark: C connections, each with W requests in flight, over a
- * Unix socket or TCP, newline or length framing; every reply's id is
- * checked against the requests in flight, and the figures (req/s, calls/s,
+ * Unix socket or TCP, newline or length framing or HTTP/1.1; every reply's id
+ * is checked against the requests in flight, and the figures (req/s, calls/s,
  * MB/s, latency percentiles, the server's CPU time with -p) end with one
  * machine-readable RESULT line.
  *
  * main: options, the request, the connections, the run and the report.
  * Files: jrpc_bench_opts (command line), jrpc_bench_workload (the request
  * and its ids), jrpc_bench_net (addresses, connect), jrpc_bench_run (the
- * event loop), jrpc_bench_reply (frames and reply ids), jrpc_bench_hist
+ * event loop), jrpc_bench_reply (frames and reply ids), jrpc_bench_http
+ * (HTTP request heads and responses), jrpc_bench_hist
  * (latency histogram). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,6 +30,12 @@ static double us(const bench_hist_t *h, double q) {
   return (double)hist_quantile(h, q) / 1e3;
 }
 
+static const char *framing_name(bench_framing_t f) {
+  return f == FRAMING_LENGTH ? "length"
+         : f == FRAMING_HTTP ? "http"
+                             : "newline";
+}
+
 static void report(const bench_opts_t *o, const bench_workload_t *wl,
                    const bench_addr_t *addr, const bench_result_t *r) {
   double secs = r->elapsed;
@@ -39,9 +47,8 @@ static void report(const bench_opts_t *o, const bench_workload_t *wl,
   const bench_hist_t *h = &r->hist;
   printf("jrpc-bench: %s %s, %s framing, %s, %u connection%s x %u in "
          "flight%s\n",
-         addr->is_unix ? "unix" : "tcp", addr->desc,
-         o->framing == FRAMING_LENGTH ? "length" : "newline", wl->desc,
-         o->connections, o->connections == 1 ? "" : "s", o->window,
+         addr->is_unix ? "unix" : "tcp", addr->desc, framing_name(o->framing),
+         wl->desc, o->connections, o->connections == 1 ? "" : "s", o->window,
          r->interrupted ? " (interrupted)" : "");
   printf("  requests    %llu", (unsigned long long)r->requests);
   if (wl->calls != 1)
@@ -61,8 +68,11 @@ static void report(const bench_opts_t *o, const bench_workload_t *wl,
          (double)h->max / 1e3);
   printf("  errors      %llu (error replies: %llu)\n",
          (unsigned long long)r->errors, (unsigned long long)r->err_replies);
-  if (o->reconnect)
+  if (o->reconnect || o->allow_lost)
     printf("  reconnects  %llu\n", (unsigned long long)r->reconnects);
+  if (o->allow_lost)
+    printf("  lost        %llu (in flight when the server closed)\n",
+           (unsigned long long)r->lost);
   char cpu_s[32] = "-", ns_req[32] = "-", req_cpu[32] = "-";
   if (r->have_cpu) {
     snprintf(cpu_s, sizeof(cpu_s), "%.3f", r->cpu_s);
@@ -80,11 +90,12 @@ static void report(const bench_opts_t *o, const bench_workload_t *wl,
   printf("RESULT req_s=%.0f calls_s=%.0f mb_s_in=%.3f mb_s_out=%.3f "
          "p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f "
          "requests=%llu errors=%llu err_replies=%llu cpu_s=%s "
-         "ns_per_req_cpu=%s req_per_cpu_s=%s\n",
+         "ns_per_req_cpu=%s req_per_cpu_s=%s reconnects=%llu lost=%llu\n",
          req_s, calls_s, mb_in, mb_out, us(h, 0.5), us(h, 0.9), us(h, 0.99),
          us(h, 0.999), (double)h->max / 1e3, (unsigned long long)r->requests,
          (unsigned long long)r->errors, (unsigned long long)r->err_replies,
-         cpu_s, ns_req, req_cpu);
+         cpu_s, ns_req, req_cpu, (unsigned long long)r->reconnects,
+         (unsigned long long)r->lost);
   fflush(stdout);
 }
 
@@ -94,6 +105,10 @@ int main(int argc, char **argv) {
   bench_addr_t addr;
   bench_run_t *run = NULL;
   bench_result_t *res = NULL;
+  /* A server that closes while requests are being written: write() then
+   * fails with EPIPE, counted like any other close, instead of killing
+   * the run before it reports. */
+  signal(SIGPIPE, SIG_IGN);
   int status = bench_opts_parse(&o, argc, argv);
   if (status) {
     status = status < 0 ? 0 : status;

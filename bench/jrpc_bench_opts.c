@@ -11,8 +11,11 @@ static const char usage_text[] =
     "usage: jrpc-bench (-u PATH | -t HOST:PORT) [options]\n"
     "  -u, --unix PATH          connect to a Unix socket\n"
     "  -t, --tcp HOST:PORT      connect over TCP (IPv6: [ADDR]:PORT)\n"
-    "  -f, --framing newline|length   (default newline; length = 4-byte\n"
-    "                           big-endian prefix)\n"
+    "  -f, --framing newline|length|http   (default newline; length = 4-byte\n"
+    "                           big-endian prefix; http = HTTP/1.1 POST,\n"
+    "                           keep-alive, the window pipelined)\n"
+    "      --http               the same as -f http\n"
+    "      --http-path PATH     the path POSTed to (default /)\n"
     "  -c, --connections N      connections (default 1)\n"
     "  -w, --window W           requests in flight per connection (default 1)\n"
     "  -d, --duration SECONDS   measure for this long\n"
@@ -31,6 +34,10 @@ static const char usage_text[] =
     "      --reconnect K        reconnect after every K replies; a close by\n"
     "                           the server after a complete reply is a\n"
     "                           reconnect too\n"
+    "      --allow-lost         a close by the server with requests in\n"
+    "                           flight: count them as lost, not as errors,\n"
+    "                           and reconnect (a reply cut short is still\n"
+    "                           an error)\n"
     "      --max-frame BYTES    largest reply frame (default 16777216)\n"
     "      --allow-errors       error replies do not make the exit status 1\n"
     "      --timeout SECONDS    longest wait for a reply before giving up\n"
@@ -45,7 +52,10 @@ enum {
   OPT_RECONNECT,
   OPT_MAX_FRAME,
   OPT_ALLOW_ERRORS,
-  OPT_TIMEOUT
+  OPT_TIMEOUT,
+  OPT_HTTP,
+  OPT_HTTP_PATH,
+  OPT_ALLOW_LOST
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +77,9 @@ static const struct option long_opts[] = {
     {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
     {"allow-errors", no_argument, NULL, OPT_ALLOW_ERRORS},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"http", no_argument, NULL, OPT_HTTP},
+    {"http-path", required_argument, NULL, OPT_HTTP_PATH},
+    {"allow-lost", no_argument, NULL, OPT_ALLOW_LOST},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -164,6 +177,7 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
   o->window = 1;
   o->max_frame = (size_t)16 << 20;
   o->timeout = 10;
+  o->http_path = "/";
   int workload_given = 0;
   uint64_t v;
   int ch;
@@ -182,8 +196,23 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
         o->framing = FRAMING_NEWLINE;
       else if (strcmp(optarg, "length") == 0)
         o->framing = FRAMING_LENGTH;
+      else if (strcmp(optarg, "http") == 0)
+        o->framing = FRAMING_HTTP;
       else
-        return bad("-f: expected newline or length, got \"%s\"", optarg);
+        return bad("-f: expected newline, length or http, got \"%s\"", optarg);
+      break;
+    case OPT_HTTP:
+      o->framing = FRAMING_HTTP;
+      break;
+    case OPT_HTTP_PATH:
+      if (optarg[0] != '/' || strpbrk(optarg, " \t\r\n"))
+        return bad("--http-path: expected a path starting with / and no "
+                   "blanks, got \"%s\"",
+                   optarg);
+      o->http_path = optarg;
+      break;
+    case OPT_ALLOW_LOST:
+      o->allow_lost = 1;
       break;
     case 'c':
       if (read_u64(optarg, 1, 100000, &v))

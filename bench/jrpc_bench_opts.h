@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { FRAMING_NEWLINE, FRAMING_LENGTH } bench_framing_t;
+typedef enum { FRAMING_NEWLINE, FRAMING_LENGTH, FRAMING_HTTP } bench_framing_t;
 
 typedef enum {
   WL_SMALL,
@@ -34,7 +34,9 @@ typedef struct bench_opts {
   uint64_t reconnect; /* --reconnect K, 0 = never */
   size_t max_frame;
   int allow_errors;
-  double timeout; /* --timeout: longest wait for a reply */
+  double timeout;        /* --timeout: longest wait for a reply */
+  const char *http_path; /* --http-path, default "/" */
+  int allow_lost;        /* --allow-lost */
 } bench_opts_t;
 
 /* Fills o from argv. Returns 0, or 2 after printing why (bad options, with

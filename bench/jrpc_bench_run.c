@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jrpc_bench_http.h"
 #include "jrpc_bench_reply.h"
 
 #define NS 1000000000ull
@@ -149,6 +150,13 @@ static void flush(bench_run_t *run, conn_t *c) {
   size_t left = c->out_len - c->out_off;
   ssize_t w = write(c->fd, c->out + c->out_off, left);
   if (w < 0) {
+    if ((errno == EPIPE || errno == ECONNRESET) && run->o->allow_lost) {
+      /* The server closed: the read side sees it too, and on_eof counts
+       * what was in flight and reconnects. Nothing more to write here. */
+      if (c->want_out)
+        set_events(run, c, 0);
+      return;
+    }
     if (errno != EAGAIN && errno != EINTR) {
       report_error(run, "connection %u: write: %s", c->index, strerror(errno));
       conn_kill(run, c);
@@ -323,10 +331,33 @@ static void reconnect(bench_run_t *run, conn_t *c) {
   run->res->reconnects++;
 }
 
+/* --allow-lost: the requests in flight on c will never be answered;
+ * free their slots. */
+static void lose_in_flight(bench_run_t *run, conn_t *c) {
+  uint64_t n = in_flight(run, c);
+  for (uint32_t k = 0; k < run->o->window; k++) {
+    slot_t *s = &c->slots[k];
+    if (s->busy) {
+      s->busy = 0;
+      c->free_slots[c->nfree++] = k;
+    }
+  }
+  run->inflight -= n;
+  run->res->lost += n;
+}
+
 static void on_eof(bench_run_t *run, conn_t *c) {
   uint64_t n = in_flight(run, c);
+  if (run->o->allow_lost && c->in_len == 0) {
+    lose_in_flight(run, c);
+    c->out_len = c->out_off = 0; /* requests not sent whole are lost too */
+    reconnect(run, c);
+    send_some(run, c, now_ns());
+    return;
+  }
   if (run->o->reconnect && n == 0 && c->in_len == 0 && c->out_len == 0) {
     reconnect(run, c);
+    send_some(run, c, now_ns());
     return;
   }
   if (c->in_len)
@@ -358,6 +389,44 @@ static int grow_in(bench_run_t *run, conn_t *c) {
   return 0;
 }
 
+/* The next reply's JSON text in c->in from *pos: REPLY_FRAME,
+ * REPLY_NEED_MORE or REPLY_TOO_BIG; over HTTP, a response that is not a
+ * 200 with a body (a 204 is the answer to a notification: skipped) kills
+ * the connection, and the result is REPLY_NEED_MORE. */
+static int next_frame(bench_run_t *run, conn_t *c, size_t *pos, const char **f,
+                      size_t *n) {
+  const bench_opts_t *o = run->o;
+  if (o->framing != FRAMING_HTTP)
+    return reply_next_frame(o->framing, c->in, c->in_len, pos, &c->in_scan,
+                            o->max_frame, f, n);
+  for (;;) {
+    http_response_t r;
+    const char *why = "";
+    int rc = http_next_response(c->in, c->in_len, pos, &c->in_scan,
+                                o->max_frame, &r, &why);
+    if (rc == HTTP_TOO_BIG)
+      return REPLY_TOO_BIG;
+    if (rc == HTTP_BAD) {
+      bad_frame(run, c, why, c->in + *pos, c->in_len - *pos);
+      return REPLY_NEED_MORE;
+    }
+    if (rc == HTTP_NEED_MORE)
+      return REPLY_NEED_MORE;
+    if (r.status == 204)
+      continue;
+    if (r.status != 200 || r.body_len == 0) {
+      char msg[64];
+      snprintf(msg, sizeof(msg), "HTTP status %u%s", r.status,
+               r.body_len ? "" : " with no body");
+      bad_frame(run, c, msg, r.body, r.body_len);
+      return REPLY_NEED_MORE;
+    }
+    *f = r.body;
+    *n = r.body_len;
+    return REPLY_FRAME;
+  }
+}
+
 static void on_readable(bench_run_t *run, conn_t *c) {
   if (c->in_len == c->in_cap && grow_in(run, c)) {
     report_error(run, "connection %u: a reply frame over --max-frame %zu",
@@ -385,9 +454,7 @@ static void on_readable(bench_run_t *run, conn_t *c) {
   const char *f;
   size_t n;
   int rc;
-  while ((rc = reply_next_frame(run->o->framing, c->in, c->in_len, &pos,
-                                &c->in_scan, run->o->max_frame, &f, &n)) ==
-         REPLY_FRAME) {
+  while ((rc = next_frame(run, c, &pos, &f, &n)) == REPLY_FRAME) {
     if (run->wl->batch)
       on_batch(run, c, f, n, now);
     else
@@ -395,6 +462,8 @@ static void on_readable(bench_run_t *run, conn_t *c) {
     if (c->dead)
       return;
   }
+  if (c->dead)
+    return;
   if (rc == REPLY_TOO_BIG) {
     report_error(run, "connection %u: a reply frame over --max-frame %zu",
                  c->index, run->o->max_frame);

@@ -26,6 +26,7 @@ typedef struct bench_result {
   uint64_t errors;              /* wrong ids, non-replies, closes, timeouts */
   uint64_t bytes_out, bytes_in; /* while measuring */
   uint64_t reconnects;
+  uint64_t lost;  /* --allow-lost: in flight when the server closed */
   double elapsed; /* seconds from the start of measuring to the last reply */
   int have_cpu;   /* -p given and read at both ends */
   double cpu_s;   /* CPU seconds the -p process used while measuring */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "jrpc_bench_http.h"
+
 /* A growable byte string with the id slots recorded as it is built. */
 typedef struct builder {
   char *p;
@@ -85,24 +87,44 @@ static void put_call(builder_t *b, const bench_opts_t *o, const char *method,
   puts_(b, "}");
 }
 
-/* Frames the JSON text body[from..] in place: a length prefix before it,
- * or a newline after it. */
-static void frame_from(builder_t *b, size_t from, bench_framing_t framing) {
-  if (framing == FRAMING_NEWLINE) {
-    put(b, "\n", 1);
-    return;
-  }
-  size_t n = b->len - from;
-  unsigned char hdr[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 8), (unsigned char)n};
-  put(b, hdr, 4);
+/* Puts hdr[0, n) before b->p[from..], moving the id slots after it. */
+static void insert_head(builder_t *b, size_t from, const void *hdr, size_t n) {
+  size_t body = b->len - from;
+  put(b, hdr, n); /* room for it */
   if (b->oom)
     return;
-  memmove(b->p + from + 4, b->p + from, n);
-  memcpy(b->p + from, hdr, 4);
+  memmove(b->p + from + n, b->p + from, body);
+  memcpy(b->p + from, hdr, n);
   for (size_t i = 0; i < b->nids; i++)
     if (b->ids[i] >= from)
-      b->ids[i] += 4;
+      b->ids[i] += n;
+}
+
+/* Frames the JSON text body[from..] in place: a length prefix or an HTTP
+ * request head before it, or a newline after it. */
+static void frame_from(builder_t *b, size_t from, const bench_opts_t *o) {
+  size_t n = b->len - from;
+  switch (o->framing) {
+  case FRAMING_NEWLINE:
+    put(b, "\n", 1);
+    return;
+  case FRAMING_LENGTH: {
+    unsigned char hdr[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+                            (unsigned char)(n >> 8), (unsigned char)n};
+    insert_head(b, from, hdr, 4);
+    return;
+  }
+  case FRAMING_HTTP: {
+    char head[HTTP_MAX_HEAD];
+    size_t hn = http_request_head(head, sizeof(head), o->http_path,
+                                  o->tcp ? o->tcp : "localhost", n);
+    if (!hn)
+      b->oom = 1; /* only a path or host of kilobytes gets here */
+    else
+      insert_head(b, from, head, hn);
+    return;
+  }
+  }
 }
 
 static int from_template(builder_t *b, const bench_opts_t *o, int *is_batch) {
@@ -160,16 +182,16 @@ static int build(builder_t *b, bench_workload_t *wl, const bench_opts_t *o) {
       return -1;
     snprintf(wl->desc, sizeof(wl->desc), "template (%zu bytes, %zu id%s)",
              b->len, b->nids, b->nids == 1 ? "" : "s");
-    frame_from(b, 0, o->framing);
+    frame_from(b, 0, o);
     wl->calls = wl->batch ? (unsigned)b->nids : 1;
     return 0;
   case WL_NOTIFY:
     put_call(b, o, method, 0);
-    frame_from(b, 0, o->framing);
+    frame_from(b, 0, o);
     {
       size_t at = b->len;
       put_call(b, o, method, 1);
-      frame_from(b, at, o->framing);
+      frame_from(b, at, o);
     }
     wl->calls = 2;
     snprintf(wl->desc, sizeof(wl->desc), "notify (%s: notification + call)",
@@ -183,7 +205,7 @@ static int build(builder_t *b, bench_workload_t *wl, const bench_opts_t *o) {
       put_call(b, o, method, 1);
     }
     put(b, "]", 1);
-    frame_from(b, 0, o->framing);
+    frame_from(b, 0, o);
     wl->batch = 1;
     wl->calls = (unsigned)o->wl_arg;
     snprintf(wl->desc, sizeof(wl->desc), "batch:%llu (%s)",
@@ -191,7 +213,7 @@ static int build(builder_t *b, bench_workload_t *wl, const bench_opts_t *o) {
     return 0;
   default:
     put_call(b, o, method, 1);
-    frame_from(b, 0, o->framing);
+    frame_from(b, 0, o);
     wl->calls = 1;
     if (o->workload == WL_LARGE)
       snprintf(wl->desc, sizeof(wl->desc), "large:%llu (%s)",

@@ -625,6 +625,7 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
         break;
       ssize_t n = read(fd, p, room);
       if (n > 0) {
+        JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)n);
         feed(c, (size_t)n, 0);
         continue;
       }

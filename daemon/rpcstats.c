@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "log.h"
 #include "server.h"
 
 #define CACHE_LINE 64
@@ -117,4 +118,37 @@ int jrpcd_stats_attach(jrpcd_gen_t *g, unsigned nworkers) {
     return -1;
   memset(g->mstats, 0, g->mstride * nworkers * sizeof(jrpc__mstat_t));
   return 0;
+}
+
+void jrpcd_stats_log_final(jrpcd_server_t *srv) {
+  uint64_t calls = 0, errors = 0, accepted = 0, in = 0;
+  for (unsigned i = 0; i < srv->nworkers; i++) {
+    const jrpcd_worker_t *w = &srv->workers[i];
+    calls += JRPC__STAT_GET(w->engine.stats.calls);
+    errors += JRPC__STAT_GET(w->engine.stats.errors);
+    accepted += JRPC__STAT_GET(w->accepted);
+    in += JRPC__STAT_GET(w->bytes_in);
+  }
+  jrpcd_info("served %llu calls (%llu error responses) on %llu connections "
+             "since the start, from %llu bytes received",
+             (unsigned long long)calls, (unsigned long long)errors,
+             (unsigned long long)accepted, (unsigned long long)in);
+  jrpcd_gen_t *g = srv->gen;
+  if (!g || !jrpcd_log_enabled(JRPC_LOG_DEBUG))
+    return;
+  const jrpc__registry_t *r = &g->reg;
+  for (uint32_t i = 0; i <= r->mask; i++) {
+    if (!r->slots[i].name || !r->slots[i].fn)
+      continue;
+    uint64_t mc = 0, me = 0;
+    for (unsigned w = 0; w < g->nworkers; w++) {
+      const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[i];
+      mc += JRPC__STAT_GET(m->calls);
+      me += JRPC__STAT_GET(m->errors);
+    }
+    if (mc)
+      jrpcd_debug("method %.*s: %llu calls, %llu errors since generation %u",
+                  (int)r->slots[i].len, r->slots[i].name,
+                  (unsigned long long)mc, (unsigned long long)me, g->serial);
+  }
 }

@@ -15,4 +15,11 @@ static inline jrpc__mstat_t *jrpcd_stats_row(jrpcd_gen_t *g, unsigned index) {
   return g->mstats + (size_t)index * g->mstride;
 }
 
+/* At the stop, once the workers are joined: logs the calls served since
+ * the start (info) and each method's calls in the current generation
+ * (debug), so that a rolling restart can tell what each instance answered
+ * (tests/scale). */
+struct jrpcd_server;
+void jrpcd_stats_log_final(struct jrpcd_server *srv);
+
 #endif

@@ -11,6 +11,7 @@
 #include "gen_tls.h"
 #include "log.h"
 #include "privs.h"
+#include "rpcstats.h"
 #include "sdnotify.h"
 
 static void free_listeners(jrpcd_server_t *s) {
@@ -258,6 +259,7 @@ int jrpcd_server_run(jrpcd_server_t *s) {
     jrpcd_worker_join(&s->workers[i]);
     abandoned |= s->workers[i].abandoned;
   }
+  jrpcd_stats_log_final(s);
   if (abandoned) {
     /* Handler tasks still run on the thread pool: unloading plugins or
      * freeing their calls now would pull memory from under them. The

@@ -15,7 +15,8 @@ pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       man-db groff-base # man/check.sh renders the man pages
       dpkg-dev # dpkg-shlibdeps: the .deb's Depends (tests/pkg)
       locales # a comma-decimal locale for test_jsontext_locale (below)
-      systemd) # systemd-socket-activate, systemd-analyze: cli_activation_ssa, _units
+      systemd # systemd-socket-activate, systemd-analyze: cli_activation_ssa, _units
+      haproxy) # tests/scale: the balancer in front of three jrpcds
 # The comma-decimal locale test_jsontext_locale runs under.
 readonly LOCALE=de_DE.UTF-8
 

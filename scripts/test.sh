@@ -31,7 +31,10 @@ ctest --test-dir build/tsan -R '^e2e_workers$' --output-on-failure
 # simdjson: parser = auto meaning native; no OpenSSL).
 cmake -S . -B build/nosimd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF -DJRPC_WERROR=ON >/dev/null
 cmake --build build/nosimd -j"$jobs"
-ctest --test-dir build/nosimd --output-on-failure -j"$jobs"
+# Not the scale tests (tests/scale, a minute of HAProxy and restarts): they
+# exercise processes and sockets, not the parts this build leaves out, and
+# the two runs above have them.
+ctest --test-dir build/nosimd --output-on-failure -j"$jobs" -LE scale
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS (30) on a fresh copy
 # of its in-tree seeds; a crash fails CI and names the input it wrote.

@@ -30,4 +30,6 @@ methods['math.add'] = methods.add;
 methods['echo.echo'] = methods.echo;
 
 const rpc = new jayson.Server(methods);
-listen(PROG, rpc.tcp({ delimiter: '\n' }), opts);
+// --http: jayson's own HTTP server (an http.Server: keep-alive, requests
+// of a connection answered in turn), as its documentation serves it.
+listen(PROG, opts.http ? rpc.http() : rpc.tcp({ delimiter: '\n' }), opts);

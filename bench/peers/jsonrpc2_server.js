@@ -17,7 +17,9 @@
 //     instead of one per reply.
 //
 // Methods: add / math.add ([a, b] -> a + b), echo / echo.echo ([x] -> x).
+// --http serves the same over HTTP POST (see onRequest).
 
+const http = require('http');
 const net = require('net');
 const { JSONRPCServer } = require('json-rpc-2.0');
 const { parseArgs, listen, add, echo } = require('./peer_common');
@@ -102,4 +104,27 @@ function onConnection(sock) {
   sock.on('close', () => { closed = true; });
 }
 
-listen(PROG, net.createServer(onConnection), opts);
+// --http: the library has no HTTP server either; this is the one its
+// documentation shows (with express), on Node's own http module: the POST
+// body gathered, receiveJSON, 200 with the reply or 204 for notifications.
+function onRequest(req, res) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    rpc.receiveJSON(Buffer.concat(chunks).toString('utf8')).then((resp) => {
+      if (resp === null) {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      const body = JSON.stringify(resp);
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+  });
+}
+
+listen(PROG, opts.http ? http.createServer(onRequest) : net.createServer(onConnection), opts);

@@ -8,13 +8,14 @@ const net = require('net');
 
 function usage(prog, msg) {
   if (msg) process.stderr.write(`${prog}: ${msg}\n`);
-  process.stderr.write(`usage: ${prog} --unix PATH | --tcp PORT [--host ADDR]\n`);
+  process.stderr.write(`usage: ${prog} --unix PATH | --tcp PORT [--host ADDR] [--http]\n`);
   process.exit(2);
 }
 
-// Returns {unix: string|null, port: number|null, host: string}.
+// Returns {unix: string|null, port: number|null, host: string, http: bool}.
+// --http: JSON-RPC over HTTP/1.1 POST instead of newline-delimited frames.
 function parseArgs(prog, argv) {
-  const opts = { unix: null, port: null, host: '127.0.0.1' };
+  const opts = { unix: null, port: null, host: '127.0.0.1', http: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -27,6 +28,7 @@ function parseArgs(prog, argv) {
       if (!Number.isInteger(p) || p <= 0 || p > 65535) usage(prog, 'bad TCP port');
       opts.port = p;
     } else if (a === '--host') opts.host = next();
+    else if (a === '--http') opts.http = true;
     else if (a === '-h' || a === '--help') usage(prog);
     else usage(prog, `unknown argument ${a}`);
   }

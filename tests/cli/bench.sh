@@ -4,10 +4,11 @@
 # bench/jrpc-bench and bench/echo-server, from the bench folder of the same
 # build (the parent of HANDLERS_DIR): short, bounded runs of every workload
 # against jrpcd and echo-server over Unix and TCP, newline and length
-# framing, ping-pong and pipelined, each of which must answer every request
-# with no error; then the failures jrpc-bench must report: replies with ids
+# framing (and HTTP against jrpcd), ping-pong and pipelined, each of which
+# must answer every request with no error; then the failures jrpc-bench must report: replies with ids
 # it never sent (exit 1), error replies (exit 1 unless --allow-errors), a
-# server that closes the connection (exit 1 unless --reconnect), no server
+# server that closes the connection (exit 1 unless --reconnect; requests in
+# flight counted as lost with --allow-lost), no server
 # (exit 2) and bad options (exit 2). Nothing here asserts on speed.
 set -euo pipefail
 
@@ -123,9 +124,10 @@ workloads_on() {
 }
 
 test_jrpcd() {
-  local p1 p2 v6=yes host2
+  local p1 p2 p3 v6=yes host2
   p1=$(free_port)
   p2=$(free_port)
+  p3=$(free_port)
   [[ -s /proc/net/if_inet6 ]] || v6=
   host2=${v6:+[::1]}
   host2=${host2:-127.0.0.1}
@@ -143,6 +145,12 @@ tcp = 127.0.0.1:$p1
 [listen tcplen]
 tcp = $host2:$p2
 framing = length
+[listen http]
+unix = $T/dh.sock
+framing = http
+[listen tcphttp]
+tcp = 127.0.0.1:$p3
+framing = http
 [plugin math]
 path = math.so
 [plugin echo]
@@ -154,6 +162,8 @@ CONF
   workloads_on unix-len "$dpid" -u "$T/dl.sock" -f length
   workloads_on tcp-nl "$dpid" -t "127.0.0.1:$p1"
   workloads_on tcp-len "$dpid" -t "$host2:$p2" -f length
+  workloads_on unix-http "$dpid" -u "$T/dh.sock" --http
+  workloads_on tcp-http "$dpid" -t "127.0.0.1:$p3" -f http --http-path /rpc
 
   # -d with a warm-up: bounded by time, requests counted after the warm-up.
   run_bench dur -u "$T/d.sock" -d 0.3 --warmup 0.2 -c 2 -w 8
@@ -288,6 +298,19 @@ SH
   fi
   run_bench reopen -u "$T/one.sock" -n 10 -c 2 --reconnect 1
   expect_ok reopen 10 && pass "reopen: the same server with --reconnect 1"
+  # With requests in flight at each close: --allow-lost counts them as
+  # lost, reconnects, and every one of the 10 is either answered or lost.
+  run_bench lost -u "$T/one.sock" -n 10 -w 4 --allow-lost
+  local answered lost
+  answered=$(result lost requests)
+  lost=$(result lost lost)
+  if expect_rc lost 0 && [[ "$(result lost errors)" == 0 && "$answered" -ge 1 &&
+    "$lost" -ge 1 && $((answered + lost)) == 10 ]]; then
+    pass "lost: --allow-lost: $answered answered, $lost lost, no error"
+  else
+    fail "lost: expected exit 0, no error, answered + lost = 10"
+    show "$T/lost.out" "$T/lost.err"
+  fi
   stop_fake "$fpid"
 
   run_bench nosock -u "$T/nope.sock" -n 10
@@ -299,7 +322,7 @@ SH
   local args name i=0
   for args in "--bogus -u $T/x.sock" "-u $T/x.sock -W nope" "-n 10" \
     "-u $T/x.sock -c 0" "-u $T/x.sock -t 127.0.0.1:1" "-u $T/x.sock -f crlf" \
-    "-u $T/x.sock -T {}"; do
+    "-u $T/x.sock -T {}" "-u $T/x.sock --http-path rpc"; do
     name=badopt$((i++))
     # shellcheck disable=SC2086 # the options are split on purpose
     run_bench "$name" $args
