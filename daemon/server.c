@@ -22,6 +22,29 @@ static void free_listeners(jrpcd_server_t *s) {
   s->nlisteners = 0;
 }
 
+static void on_signal(uv_signal_t *h, int signum);
+
+static void watch_signals(jrpcd_server_t *s) {
+  static const int signums[3] = {SIGTERM, SIGINT, SIGHUP};
+  uv_timer_init(&s->loop, &s->drain);
+  s->drain.data = s;
+  for (int i = 0; i < 3; i++) {
+    uv_signal_init(&s->loop, &s->sig[i]);
+    s->sig[i].data = s;
+    uv_signal_start(&s->sig[i], on_signal, signums[i]);
+  }
+}
+
+/* After a failed start the watchers are still open; after a run, stop()
+ * has closed them. */
+static void unwatch_signals(jrpcd_server_t *s) {
+  for (int i = 0; i < 3; i++)
+    if (!uv_is_closing((uv_handle_t *)&s->sig[i]))
+      uv_close((uv_handle_t *)&s->sig[i], NULL);
+  if (!uv_is_closing((uv_handle_t *)&s->drain))
+    uv_close((uv_handle_t *)&s->drain, NULL);
+}
+
 int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
                        const char *conf_text, jrpcd_activation_t *act,
                        char *err, size_t errlen) {
@@ -44,6 +67,16 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen) ||
       jrpcd_gen_tls_load(s->gen, &s->conf, NULL, err, errlen))
     return -1;
+  /* The signal watchers exist before any socket is bound: a client may
+   * connect from then on, and a SIGTERM it sends (or a service manager's)
+   * must stop jrpcd in order rather than kill it with the default action.
+   * They are seen once jrpcd_server_run runs the loop. */
+  if (uv_loop_init(&s->loop) != 0) {
+    snprintf(err, errlen, "cannot create the main event loop");
+    return -1;
+  }
+  s->loop_ready = 1;
+  watch_signals(s);
   s->listeners = calloc(s->conf.nlistens, sizeof(*s->listeners));
   if (!s->listeners) {
     snprintf(err, errlen, "out of memory");
@@ -59,11 +92,6 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
       p->taken = 1;
     s->nlisteners++;
   }
-  if (uv_loop_init(&s->loop) != 0) {
-    snprintf(err, errlen, "cannot create the main event loop");
-    return -1;
-  }
-  s->loop_ready = 1;
   s->workers = calloc(s->conf.workers, sizeof(*s->workers));
   if (!s->workers) {
     snprintf(err, errlen, "out of memory");
@@ -224,14 +252,6 @@ static void on_signal(uv_signal_t *h, int signum) {
 }
 
 int jrpcd_server_run(jrpcd_server_t *s) {
-  static const int signums[3] = {SIGTERM, SIGINT, SIGHUP};
-  uv_timer_init(&s->loop, &s->drain);
-  s->drain.data = s;
-  for (int i = 0; i < 3; i++) {
-    uv_signal_init(&s->loop, &s->sig[i]);
-    s->sig[i].data = s;
-    uv_signal_start(&s->sig[i], on_signal, signums[i]);
-  }
   for (size_t i = 0; i < s->nlisteners; i++) {
     const jrpcd_listener_t *l = &s->listeners[i];
     const char *framing = jrpc__framing_name(l->framing);
@@ -283,6 +303,7 @@ void jrpcd_server_free(jrpcd_server_t *s) {
   s->workers = NULL;
   free_listeners(s);
   if (s->loop_ready) {
+    unwatch_signals(s);
     uv_run(&s->loop, UV_RUN_NOWAIT);
     uv_loop_close(&s->loop);
   }
