@@ -15,7 +15,8 @@
 # and a call per request: calls = 2). Takes a few minutes. With
 # CG_KEEP=DIR the profiles stay there (KIND.WORKLOAD.REQUESTS, ':' as '_'),
 # for bench/callgrind_stages.sh. CG_CONF='...' appends config lines to the
-# daemon's config (e.g. an [access] section).
+# daemon's config (e.g. an [access] section); CG_SERVER='...' adds lines
+# to its [server] section (e.g. validate_params = no).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
@@ -46,7 +47,7 @@ ir() {
     valgrind --tool=callgrind --callgrind-out-file="$out" "$echo_server" \
       -u "$sock" -f newline -j 1 >"$T/server.log" 2>&1 &
   else
-    printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n' "$parser" "$build/handlers" >"$T/c.conf"
+    printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n%s\n' "$parser" "$build/handlers" "${CG_SERVER:-}" >"$T/c.conf"
     printf '\n[plugin math]\npath = math.so\n\n[plugin echo]\npath = echo.so\n' >>"$T/c.conf"
     printf '\n[listen s]\nunix = %s\nframing = newline\n' "$sock" >>"$T/c.conf"
     # CG_CONF: more config appended (an [access] section, say), to show

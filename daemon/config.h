@@ -52,8 +52,12 @@ typedef struct jrpcd_plugin_conf {
   /* The section's other keys, in file order: key, value, key, value, ...,
    * NULL. Handed to the plugin's init (jrpc_conf_get). */
   char **kv;
-  size_t nkv; /* number of pairs */
+  size_t nkv;          /* number of pairs */
+  int validate_params; /* JRPCD_TRI_*: unset (the server's), yes or no */
 } jrpcd_plugin_conf_t;
+
+/* A plugin's yes/no that may be left to the [server] key of that name. */
+enum { JRPCD_TRI_UNSET = 0, JRPCD_TRI_YES = 1, JRPCD_TRI_NO = 2 };
 
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
@@ -86,6 +90,7 @@ typedef struct jrpcd_config {
   uint32_t early_reply_frames;      /* replies so far go out after this many
                                        frames of one read; 0 = only at the
                                        read's end */
+  int validate_params; /* described methods' params checked (validate.h) */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -76,6 +76,12 @@ static int principal_parses(const char *value, char *why, size_t whylen) {
 #define UNIX_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_UNIX)
 #define TCP_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_TCP)
 
+/* A [plugin NAME] yes/no left unset unless given (the server's then). */
+static const jrpcd_key_word_t tri_words[] = {
+    {"yes", JRPCD_TRI_YES},  {"no", JRPCD_TRI_NO},  {"true", JRPCD_TRI_YES},
+    {"false", JRPCD_TRI_NO}, {"on", JRPCD_TRI_YES}, {"off", JRPCD_TRI_NO},
+    {"1", JRPCD_TRI_YES},    {"0", JRPCD_TRI_NO},   {NULL, 0}};
+
 static const jrpcd_key_word_t tls_versions[] = {
     {"1.2", 0}, {"1.3", 0}, {NULL, 0}};
 
@@ -135,6 +141,10 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
      .def = "10000",
      .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
+    {"validate_params", SERVER(validate_params), .type = JRPCD_KEY_BOOL,
+     .def = "yes",
+     .doc = "described methods' params are checked before the handler "
+            "(-32602)"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
@@ -189,6 +199,9 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,
      .what = "the plugin's .so file",
      .doc = "the plugin's shared object, relative to plugin_dir"},
+    {"validate_params", PLUGIN(validate_params), .type = JRPCD_KEY_ENUM,
+     .words = tri_words, .what = "yes or no",
+     .doc = "this plugin's methods: validate_params of [server] overridden"},
 };
 const size_t jrpcd_nkeys = sizeof jrpcd_keys / sizeof jrpcd_keys[0];
 
@@ -631,6 +644,8 @@ int jrpcd_key_format(const jrpcd_key_t *k, const void *base, char *out,
   case JRPCD_KEY_ENUM: {
     uint64_t v = load_uint(p, k->size);
     const char *w = word_of(k->words, v);
+    if (!w && k->type == JRPCD_KEY_ENUM)
+      return 0; /* a value no word gives: left unset (JRPCD_TRI_UNSET) */
     if (w)
       append(out, cap, &off, "%s", w);
     else

@@ -19,6 +19,8 @@ typedef struct jrpc__method {
   uint32_t slot;     /* its index in slots[] (per-method counters' row) */
   char *desc;        /* owned: its OpenRPC Method Object without "name" (checked
                         JSON), or NULL (jrpc_describe) */
+  struct jrpc__vplan *vplan; /* owned: its params' checks, when fn is
+                                jrpc__validated_call (validate.h) */
 } jrpc__method_t;
 
 typedef struct jrpc__registry {
