@@ -296,19 +296,37 @@ JRPC__INLINE int type_ok(const jrpc__vparam_t *vp, jrpc_type_t t, const char *s,
   return 0;
 }
 
-/* The param named by a raw key (escapes possible), or -1. */
-JRPC__INLINE int find_name(const jrpc__vplan_t *plan, const char *raw,
-                           size_t rn) {
-  for (uint32_t k = 0; k < plan->n; k++) {
-    const jrpc__vparam_t *vp = &plan->p[k];
-    if (vp->name_n == rn && memcmp(vp->name, raw, rn) == 0)
-      return (int)k;
-  }
+/* Names are short: compared inline, no call. */
+JRPC__INLINE int same_raw(const jrpc__vparam_t *vp, const char *raw,
+                          size_t rn) {
+  if (vp->name_n != rn)
+    return 0;
+  for (size_t i = 0; i < rn; i++)
+    if (vp->name[i] != raw[i])
+      return 0;
+  return 1;
+}
+
+/* A key with escapes may still name a param ("\u0061" is "a"). */
+static JRPC__NOINLINE int find_escaped(const jrpc__vplan_t *plan,
+                                       const char *raw, size_t rn) {
   if (memchr(raw, '\\', rn))
     for (uint32_t k = 0; k < plan->n; k++)
       if (jrpc__str_equals(raw, rn, plan->p[k].name, plan->p[k].name_n))
         return (int)k;
   return -1;
+}
+
+/* The param named by a raw key, or -1. The m-th member is most often the
+ * m-th param (clients write them in the documented order): tried first. */
+JRPC__INLINE int find_name(const jrpc__vplan_t *plan, const char *raw,
+                           size_t rn, uint32_t m) {
+  if (m < plan->n && same_raw(&plan->p[m], raw, rn))
+    return (int)m;
+  for (uint32_t k = 0; k < plan->n; k++)
+    if (same_raw(&plan->p[k], raw, rn))
+      return (int)k;
+  return find_escaped(plan, raw, rn);
 }
 
 static int structure_fail(jrpc__vfail_t *why, unsigned want, unsigned got) {
@@ -361,8 +379,8 @@ static int absent(const jrpc__vplan_t *plan, jrpc__vfail_t *why) {
   return positional_count(plan, 0, why);
 }
 
-static int by_tokens(const jrpc__vplan_t *plan, const jrpc__tokdoc_t *d,
-                     uint32_t idx, jrpc__vfail_t *why) {
+JRPC__INLINE int by_tokens(const jrpc__vplan_t *plan, const jrpc__tokdoc_t *d,
+                           uint32_t idx, jrpc__vfail_t *why) {
   const jsmntok_t *c = &d->t[idx];
   const char *js = d->hdr.buf;
   if (c->type == JSMN_ARRAY) {
@@ -388,7 +406,7 @@ static int by_tokens(const jrpc__vplan_t *plan, const jrpc__tokdoc_t *d,
     const jsmntok_t *kt = &d->t[key], *vt = &d->t[key + 1];
     const char *raw = js + kt->start;
     size_t rn = (size_t)(kt->end - kt->start);
-    int k = find_name(plan, raw, rn);
+    int k = find_name(plan, raw, rn, (uint32_t)m);
     if (k < 0) {
       if (!plan->extra_names)
         return unknown(why, raw, rn);
@@ -435,12 +453,13 @@ int jrpc__vplan_check_views(const jrpc__vplan_t *plan, jrpc_val_t params,
     if (plan->structure == JRPC__PS_BY_POSITION)
       return structure_fail(why, JRPC__VT_ARRAY, JRPC__VT_OBJECT);
     uint64_t seen = 0;
+    uint32_t m = 0;
     for (jrpc_val_t v = jrpc__view_first(params); v.doc_;
-         v = jrpc__view_next(v)) {
+         v = jrpc__view_next(v), m++) {
       const char *raw;
       size_t rn;
       JRPC__DOC(v)->ops->key(JRPC__DOC(v), v, &raw, &rn);
-      int k = find_name(plan, raw, rn);
+      int k = find_name(plan, raw, rn, m);
       if (k < 0) {
         if (!plan->extra_names)
           return unknown(why, raw, rn);
@@ -459,8 +478,9 @@ int jrpc__vplan_check_views(const jrpc__vplan_t *plan, jrpc_val_t params,
   }
 }
 
-int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
-                      jrpc__vfail_t *why) {
+/* The checks, inlined into the stand-in handler. */
+JRPC__INLINE int check(const jrpc__vplan_t *plan, jrpc_val_t params,
+                       jrpc__vfail_t *why) {
   if (JRPC__LIKELY(params.doc_ != NULL)) {
     const jrpc__doc_t *d = JRPC__DOC(params);
     if (d->ops->raw == jrpc__tokdoc_raw) {
@@ -469,6 +489,11 @@ int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
     }
   }
   return jrpc__vplan_check_views(plan, params, why);
+}
+
+int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
+                      jrpc__vfail_t *why) {
+  return check(plan, params, why);
 }
 
 /* ---- the stand-in handler ---- */
@@ -539,7 +564,7 @@ int jrpc__validated_call(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   const jrpc__vplan_t *plan = udata;
   jrpc__vfail_t why;
   why.param = NULL;
-  if (JRPC__UNLIKELY(!jrpc__vplan_check(plan, params, &why)))
+  if (JRPC__UNLIKELY(!check(plan, params, &why)))
     return refuse(c, plan, &why);
   return plan->fn(c, params, plan->udata);
 }
