@@ -90,7 +90,8 @@ typedef struct jrpcd_config {
   uint32_t early_reply_frames;      /* replies so far go out after this many
                                        frames of one read; 0 = only at the
                                        read's end */
-  int validate_params; /* described methods' params checked (validate.h) */
+  int validate_params;   /* described methods' params checked (validate.h) */
+  uint32_t slow_call_ms; /* calls that take longer are logged; 0 = off */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -145,6 +145,9 @@ const jrpcd_key_t jrpcd_keys[] = {
      .def = "yes",
      .doc = "described methods' params are checked before the handler "
             "(-32602)"},
+    {"slow_call_ms", SERVER(slow_call_ms), UINT(0, UINT32_MAX), .def = "1000",
+     .doc = "calls that take longer are logged and kept for rpc.stats; "
+            "0 = off"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,

@@ -178,6 +178,13 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->notify = call->notify;
   dc->is_deferred = 1;
   dc->ms = call->ms;
+  if (dc->ms) {
+    /* Not one of the read's synchronous calls after all: it ends when it
+     * finishes, timed from the read that brought it. */
+    dc->ms->pend--;
+    dc->start_ns = e->t_read;
+    dc->method = e->gen_reg->slots[dc->ms - e->mstats].name;
+  }
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
   jrpc__writer_init(&dc->w, &d->out);
@@ -304,6 +311,12 @@ int jrpc__finish(jrpc_call_t *c) {
   if (d->ended || d->finished)
     return JRPC_ECANCELED; /* shutdown answered it; freed with the engine */
   jrpc__engine_t *e = d->call.e;
+  jrpc__call_t *dc = &d->call;
+  if (dc->ms)
+    jrpc__call_end(dc,
+                   dc->err_code || dc->too_large || dc->w.bad ? JRPC__OUT_ERROR
+                                                              : JRPC__OUT_OK,
+                   jrpc__clock_ns() - dc->start_ns);
   live_done(e);
   if (e->dispatching) {
     /* Finished inside a handler of the frame being answered: that frame's

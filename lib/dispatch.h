@@ -50,7 +50,27 @@ typedef struct jrpc__call {
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
   uint32_t busy_limit;      /* the limit that refused it, for the reply */
   jrpc__mstat_t *ms;        /* the method's counters, or NULL */
+  /* A deferred call's: when its read began (its latency's start), and its
+   * method's name (valid while the call holds its registry). */
+  uint64_t start_ns;
+  const char *method;
 } jrpc__call_t;
+
+/* A call slower than the engine's slow_ns, for the host to log and keep:
+ * `calls` synchronous calls of one read share a duration (see
+ * jrpc__lat_flush), a deferred call is one. */
+typedef struct jrpc__slow_call {
+  const char *method;
+  uint64_t ns;
+  const jrpc_peer_t *peer;
+  jrpc__outcome_t outcome;
+  uint32_t calls;
+} jrpc__slow_call_t;
+typedef void (*jrpc__slow_fn)(void *arg, const jrpc__slow_call_t *s);
+
+/* Methods whose synchronous calls one read can hold before their
+ * latencies are added up early (jrpc__lat_flush). */
+#define JRPC__TOUCHED_MAX 16
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
 
@@ -89,6 +109,16 @@ typedef struct jrpc__engine {
    * gives a row indexed like reg's slots (NULL: not counted). */
   jrpc__estat_t stats;
   jrpc__mstat_t *mstats;
+  /* Latency, with mstats: when the read being handled began (the host
+   * sets it from jrpc__clock_ns), the rows its synchronous calls reached
+   * so far (their mstat.pend), and the host's hook for calls of slow_ns or
+   * longer (0: none). */
+  uint64_t t_read;
+  uint32_t ntouched;
+  jrpc__mstat_t *touched[JRPC__TOUCHED_MAX];
+  uint64_t slow_ns;
+  jrpc__slow_fn slow;
+  void *slow_arg;
 } jrpc__engine_t;
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */
@@ -110,6 +140,19 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
  * error object. With `data`, the writer is re-armed for the data value. */
 int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
                          int data);
+
+/* Latency of the synchronous calls since the read began (e->t_read):
+ * each ends when the read's frames are all answered, at `now`, so calls
+ * pipelined in one read share one duration and two clock reads; peer is
+ * the read's connection. The host calls it after each read; dispatch
+ * calls it early when more than JRPC__TOUCHED_MAX methods were reached. */
+void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now, const jrpc_peer_t *peer);
+
+/* A call has ended after ns: its latency, its outcome's counter and, if
+ * slow, the host's hook. Deferred calls call it when they finish; a
+ * timeout or a cancellation with JRPC__OUT_TIMED_OUT / _CANCELLED and
+ * jrpc__clock_ns() - call->start_ns. Nothing without call->ms. */
+void jrpc__call_end(jrpc__call_t *call, jrpc__outcome_t outcome, uint64_t ns);
 
 /* Appends the framed -32001 reply for a frame of `got` bytes. */
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,

@@ -648,7 +648,8 @@ static void test_errors(void **state) {
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
                "max_pending_calls_total, parser_auto_threshold, "
-               "early_reply_frames, frame_timeout_ms, validate_params)");
+               "early_reply_frames, frame_timeout_ms, validate_params, "
+               "slow_call_ms)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
