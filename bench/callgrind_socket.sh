@@ -16,7 +16,8 @@
 # CG_KEEP=DIR the profiles stay there (KIND.WORKLOAD.REQUESTS, ':' as '_'),
 # for bench/callgrind_stages.sh. CG_CONF='...' appends config lines to the
 # daemon's config (e.g. an [access] section); CG_SERVER='...' adds lines
-# to its [server] section (e.g. validate_params = no).
+# to its [server] section (e.g. validate_params = no). CG_WINDOW=N keeps N
+# requests in flight instead of 64 (1: a read per request).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
@@ -62,7 +63,7 @@ ir() {
     sleep 0.1
   done
   [ -S "$sock" ] || { cat "$T/server.log" >&2; echo "server did not start" >&2; exit 1; }
-  timeout 300 "$bench" -u "$sock" -c 1 -w 64 -n "$n" -W "$wl" -q --timeout 60 \
+  timeout 300 "$bench" -u "$sock" -c 1 -w "${CG_WINDOW:-64}" -n "$n" -W "$wl" -q --timeout 60 \
     >"$T/bench.log" 2>&1 || { cat "$T/bench.log" >&2; exit 1; }
   kill -TERM "$server"
   wait "$server" || true

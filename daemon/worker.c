@@ -401,6 +401,7 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->engine.slow = jrpcd_slowcalls_note;
   w->engine.slow_arg = &w->slow;
   w->engine.slow_ns = (uint64_t)srv->conf.slow_call_ms * 1000000u;
+  /* slow_ns is only ever set together with the hook (dispatch.h). */
   if (uv_loop_init(&w->loop) != 0) {
     snprintf(err, errlen, "worker %u: cannot create an event loop", index);
     return -1;

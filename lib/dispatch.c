@@ -72,20 +72,14 @@ static void report_slow(jrpc__engine_t *e, const char *method, uint64_t ns,
     e->slow(e->slow_arg, &s);
 }
 
-void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now, const jrpc_peer_t *peer) {
-  uint64_t ns = now > e->t_read ? now - e->t_read : 0;
-  int slow = e->slow && e->slow_ns && ns >= e->slow_ns;
+void jrpc__lat_report_slow(jrpc__engine_t *e, uint64_t ns,
+                           const jrpc_peer_t *peer) {
   for (uint32_t i = 0; i < e->ntouched; i++) {
-    jrpc__mstat_t *ms = e->touched[i];
-    if (ms->pend) {
-      jrpc__lat_add(ms, ns, ms->pend);
-      if (slow)
-        report_slow(e, e->gen_reg->slots[ms - e->mstats].name, ns,
-                    peer ? peer : &e->no_peer, ms->pend, ms->pend_err);
-    }
-    ms->pend = ms->pend_err = 0;
+    const jrpc__mstat_t *ms = e->touched[i];
+    if (ms->pend)
+      report_slow(e, e->gen_reg->slots[ms - e->mstats].name, ns,
+                  peer ? peer : &e->no_peer, ms->pend, ms->pend_err);
   }
-  e->ntouched = 0;
 }
 
 void jrpc__call_end(jrpc__call_t *call, jrpc__outcome_t outcome, uint64_t ns) {

@@ -116,7 +116,7 @@ typedef struct jrpc__engine {
   uint64_t t_read;
   uint32_t ntouched;
   jrpc__mstat_t *touched[JRPC__TOUCHED_MAX];
-  uint64_t slow_ns;
+  uint64_t slow_ns; /* nonzero only with `slow` set */
   jrpc__slow_fn slow;
   void *slow_arg;
 } jrpc__engine_t;
@@ -141,12 +141,33 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
 int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
                          int data);
 
+/* The slow-call hook for each method of e->touched with calls pending. */
+void jrpc__lat_report_slow(jrpc__engine_t *e, uint64_t ns,
+                           const jrpc_peer_t *peer);
+
 /* Latency of the synchronous calls since the read began (e->t_read):
  * each ends when the read's frames are all answered, at `now`, so calls
  * pipelined in one read share one duration and two clock reads; peer is
  * the read's connection. The host calls it after each read; dispatch
- * calls it early when more than JRPC__TOUCHED_MAX methods were reached. */
-void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now, const jrpc_peer_t *peer);
+ * calls it early when more than JRPC__TOUCHED_MAX methods were reached.
+ * Inline: once per read, with the bucket found once for all. */
+static inline void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now,
+                                   const jrpc_peer_t *peer) {
+  uint64_t ns = now > e->t_read ? now - e->t_read : 0;
+  if (__builtin_expect(e->slow_ns && ns >= e->slow_ns, 0))
+    jrpc__lat_report_slow(e, ns, peer);
+  unsigned k = jrpc__lat_bucket(ns);
+  for (uint32_t i = 0; i < e->ntouched; i++) {
+    jrpc__mstat_t *ms = e->touched[i];
+    if (ms->pend) {
+      JRPC__STAT_ADD(ms->lat[k], ms->pend);
+      if (ns > JRPC__STAT_GET(ms->max_ns))
+        atomic_store_explicit(&ms->max_ns, ns, memory_order_relaxed);
+    }
+    ms->pend = ms->pend_err = 0;
+  }
+  e->ntouched = 0;
+}
 
 /* A call has ended after ns: its latency, its outcome's counter and, if
  * slow, the host's hook. Deferred calls call it when they finish; a
