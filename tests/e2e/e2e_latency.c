@@ -18,6 +18,10 @@
 
 #include "e2e.h"
 
+#ifndef JRPC_FIXTURE_DIR
+#error "JRPC_FIXTURE_DIR must name the fixture plugins' folder"
+#endif
+
 #define STATS_REQ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc.stats\",\"id\":0}"
 
 static char *fetch_stats(e2e_conn_t *c) {
@@ -146,6 +150,54 @@ static void test_slow_calls(void **state) {
   e2e_stop(d);
 }
 
+/* Slow synchronous calls: fx.block holds the worker. Four in one write
+ * (most likely one read, whose duration they then share); the
+ * slow_calls entries say how many calls each stands for and whether they
+ * failed. */
+static void test_slow_sync(void **state) {
+  e2e_daemon_t *d = *state;
+  char plugins[1024];
+  snprintf(plugins, sizeof(plugins), "%s[plugin fx]\npath = %s/fx_count.so\n",
+           e2e_plugins_default, JRPC_FIXTURE_DIR);
+  e2e_opts_t o = {
+      .workers = 1, .server = "slow_call_ms = 20\n", .plugins = plugins};
+  e2e_start(d, &o);
+  e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
+  for (int i = 0; i < 4; i++)
+    e2e_queuef(c,
+               "{\"jsonrpc\":\"2.0\",\"method\":\"fx.block\",\"params\":"
+               "[30,%s],\"id\":%d}",
+               i == 3 ? "true" : "false", i);
+  e2e_flush(c);
+  for (int i = 0; i < 4; i++) {
+    const char *p;
+    size_t n;
+    assert_int_equal(e2e_recv(c, &p, &n, E2E_REPLY_MS), 1);
+  }
+  char *s = fetch_stats(c);
+  ordered(s, "\"fx.block\":{", 30000);
+  assert_true(e2e_stat_of(s, "\"fx.block\":{", "p50_us") >= 30000);
+  /* Every call is in slow_calls, in entries of `calls` each; three ok,
+   * one failed. */
+  uint64_t ok = 0, failed = 0;
+  for (const char *p = strstr(s, "{\"method\":\"fx.block\""); p;
+       p = strstr(p + 1, "{\"method\":\"fx.block\"")) {
+    uint64_t calls = e2e_stat_of(p, "{", "calls");
+    assert_true(e2e_stat_of(p, "{", "duration_us") >= 30000);
+    if (!strncmp(strstr(p, "\"outcome\":"), "\"outcome\":\"ok\"", 14))
+      ok += calls;
+    else if (!strncmp(strstr(p, "\"outcome\":"), "\"outcome\":\"error\"", 17))
+      failed += calls;
+    else
+      fail_msg("outcome? %.160s", p);
+  }
+  assert_int_equal(ok, 3);
+  assert_int_equal(failed, 1);
+  e2e_wait_log(d, "slow call: fx.block took ", 1, E2E_REPLY_MS);
+  e2e_close(c);
+  e2e_stop(d);
+}
+
 static void test_slow_off(void **state) {
   e2e_daemon_t *d = *state;
   e2e_opts_t o = {.workers = 1, .server = "slow_call_ms = 0\n"};
@@ -165,6 +217,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_latency_fields, e2e_setup,
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_slow_calls, e2e_setup, e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_slow_sync, e2e_setup, e2e_teardown),
       cmocka_unit_test_setup_teardown(test_slow_off, e2e_setup, e2e_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
