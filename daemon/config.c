@@ -511,7 +511,7 @@ static int open_plugin(parse_t *p, const char *name, size_t n) {
   c->nplugins++;
   pl->line = p->line;
   p->sec = SEC_PLUGIN;
-  return 0;
+  return apply_defaults(p, JRPCD_SEC_PLUGIN, pl, NO_KIND, 1);
 oom:
   out_of_memory(p);
   return -1;
@@ -697,6 +697,15 @@ static void finish(parse_t *p) {
     /* Within the key's range, like a number of the file. */
     long most = (long)jrpcd_key_find(JRPCD_SEC_SERVER, "workers")->max;
     c->workers = (unsigned)(cpus > most ? most : cpus);
+  }
+  if (c->thread_pool == 0) {
+    /* Work handlers put on the pool mostly waits (a database, a file, a
+     * subprocess), so twice the workers keep the CPUs busy while half of
+     * it waits; libuv's own 4 is the floor. */
+    unsigned n = 2 * c->workers;
+    c->thread_pool = n < 4                       ? 4
+                     : n > JRPCD_THREAD_POOL_MAX ? JRPCD_THREAD_POOL_MAX
+                                                 : n;
   }
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_conf_t *pl = &c->plugins[i];

@@ -52,9 +52,16 @@ typedef struct jrpcd_plugin_conf {
   /* The section's other keys, in file order: key, value, key, value, ...,
    * NULL. Handed to the plugin's init (jrpc_conf_get). */
   char **kv;
-  size_t nkv;          /* number of pairs */
+  size_t nkv; /* number of pairs */
+  /* Its methods' call timeout, or JRPCD_TIMEOUT_SERVER: call_timeout_ms.
+   * A method's own "x-jrpcd-timeout-ms" overrides either. */
+  uint64_t timeout_ms;
   int validate_params; /* JRPCD_TRI_*: unset (the server's), yes or no */
 } jrpcd_plugin_conf_t;
+
+#define JRPCD_TIMEOUT_SERVER UINT64_MAX
+/* libuv's own limit on its thread pool. */
+#define JRPCD_THREAD_POOL_MAX 1024
 
 /* A plugin's yes/no that may be left to the [server] key of that name. */
 enum { JRPCD_TRI_UNSET = 0, JRPCD_TRI_YES = 1, JRPCD_TRI_NO = 2 };
@@ -90,8 +97,12 @@ typedef struct jrpcd_config {
   uint32_t early_reply_frames;      /* replies so far go out after this many
                                        frames of one read; 0 = only at the
                                        read's end */
-  int validate_params;   /* described methods' params checked (validate.h) */
-  uint32_t slow_call_ms; /* calls that take longer are logged; 0 = off */
+  uint32_t call_timeout_ms; /* a deferred call is answered -32004 after it;
+                               0 = never */
+  uint32_t thread_pool;     /* jrpc_queue_work's threads; 0 in the file =
+                               derived from workers (resolved) */
+  int validate_params;      /* described methods' params checked (validate.h) */
+  uint32_t slow_call_ms;    /* calls that take longer are logged; 0 = off */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

@@ -76,6 +76,8 @@ static int principal_parses(const char *value, char *why, size_t whylen) {
 #define UNIX_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_UNIX)
 #define TCP_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_TCP)
 
+static const jrpcd_key_word_t plugin_timeout_words[] = {
+    {"server", JRPCD_TIMEOUT_SERVER}, {NULL, 0}};
 /* A [plugin NAME] yes/no left unset unless given (the server's then). */
 static const jrpcd_key_word_t tri_words[] = {
     {"yes", JRPCD_TRI_YES},  {"no", JRPCD_TRI_NO},  {"true", JRPCD_TRI_YES},
@@ -141,6 +143,13 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
      .def = "10000",
      .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
+    {"call_timeout_ms", SERVER(call_timeout_ms), UINT(0, UINT32_MAX),
+     .def = "30000",
+     .doc = "ms a deferred call may take (-32004 beyond); 0 = never"},
+    {"thread_pool", SERVER(thread_pool), UINT(0, JRPCD_THREAD_POOL_MAX),
+     .def = "0",
+     .doc = "threads for handlers' jrpc_queue_work; 0 = twice the workers, "
+            "at least 4"},
     {"validate_params", SERVER(validate_params), .type = JRPCD_KEY_BOOL,
      .def = "yes",
      .doc = "described methods' params are checked before the handler "
@@ -202,6 +211,9 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,
      .what = "the plugin's .so file",
      .doc = "the plugin's shared object, relative to plugin_dir"},
+    {"timeout_ms", PLUGIN(timeout_ms), UINT(0, UINT32_MAX),
+     .words = plugin_timeout_words, .def = "server",
+     .doc = "call_timeout_ms for this plugin's methods; 0 = never"},
     {"validate_params", PLUGIN(validate_params), .type = JRPCD_KEY_ENUM,
      .words = tri_words, .what = "yes or no",
      .doc = "this plugin's methods: validate_params of [server] overridden"},

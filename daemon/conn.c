@@ -5,6 +5,7 @@
  * not read cannot make jrpcd hold more than about that much for it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -306,6 +307,19 @@ void jrpcd_conn_input(jrpcd_conn_t *c, size_t n, int eof) {
   feed(c, n, eof);
 }
 
+/* The peer has closed its socket for good, not only its writing side:
+ * nothing it is owed can reach it. A Unix socket tells at once (hang-up
+ * once both directions are shut); over TCP a close looks like a half-close
+ * until a reply meets the peer's reset, and then the write error closes
+ * the connection. */
+static int peer_gone(const jrpcd_conn_t *c) {
+  uv_os_fd_t fd;
+  if (uv_fileno(&c->h.h, &fd) != 0)
+    return 0;
+  struct pollfd p = {.fd = fd, .events = 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 void jrpcd_conn_eof(jrpcd_conn_t *c) {
   /* Half-closed (socat at the end of its input): a last unterminated
    * line is still a frame, and every reply is still sent. */
@@ -313,6 +327,10 @@ void jrpcd_conn_eof(jrpcd_conn_t *c) {
   c->finishing = 1;
   c->eof = 1;
   feed(c, 0, 1);
+  /* Gone altogether: its deferred calls are cancelled now (their cancel
+   * callbacks run, their memory goes), not left to run to their end. */
+  if (!c->closed && pending_calls(c) && peer_gone(c))
+    jrpcd_conn_close(c, "peer gone with calls in flight");
 }
 
 /* The first bytes on a plain TCP listener are a TLS record header
@@ -432,7 +450,9 @@ static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
   jrpcd_server_t *srv = w->srv;
   jrpcd_worker_t *best = w;
   unsigned best_load = atomic_load(&w->load);
-  for (unsigned i = 0; i < srv->nworkers; i++) {
+  /* Workers still starting (at start-up) are not counted yet. */
+  unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n; i++) {
     unsigned ld = atomic_load(&srv->workers[i].load);
     if (ld < best_load) {
       best = &srv->workers[i];

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Read by every worker on every line: plain ints, written by the main
- * thread only (at start and on reload). */
-static volatile int max_level = JRPC_LOG_INFO;
+/* Read by every worker on every line, written by the main thread only
+ * (at start and on reload): max_level through atomic loads and stores. */
+static int max_level = JRPC_LOG_INFO;
 static int conf_level = JRPC_LOG_INFO;
 static int verbosity;
 static int journal;
@@ -35,9 +35,13 @@ int jrpcd_log_to_journal(void) {
 
 static void apply(void) {
   int l = conf_level + verbosity;
-  max_level = l < JRPC_LOG_ERROR   ? JRPC_LOG_ERROR
-              : l > JRPC_LOG_DEBUG ? JRPC_LOG_DEBUG
-                                   : l;
+  /* Workers read it while a reload sets it: an atomic store (relaxed:
+   * a line more or less around the change does not matter). */
+  __atomic_store_n(&max_level,
+                   l < JRPC_LOG_ERROR   ? JRPC_LOG_ERROR
+                   : l > JRPC_LOG_DEBUG ? JRPC_LOG_DEBUG
+                                        : l,
+                   __ATOMIC_RELAXED);
 }
 
 void jrpcd_log_set_level(int level) {
@@ -51,7 +55,7 @@ void jrpcd_log_set_verbosity(int delta) {
 }
 
 int jrpcd_log_enabled(int level) {
-  return level <= max_level;
+  return level <= __atomic_load_n(&max_level, __ATOMIC_RELAXED);
 }
 
 static const char *level_name(int level) {

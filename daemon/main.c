@@ -144,7 +144,8 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
     jrpcd_gen_release(g);
     return 1;
   }
-  printf("config %s: %u workers, parser %s", c->file, c->workers, c->parser);
+  printf("config %s: %u workers, thread pool %u, parser %s", c->file,
+         c->workers, c->thread_pool, c->parser);
   jrpc__parser_t *p = strcmp(c->parser, "auto") != 0
                           ? jrpc__parser_new(c->parser)
                       : c->parser_auto_threshold == JRPCD_AUTO_MEASURED

@@ -36,8 +36,8 @@ static int checks_params(const jrpcd_plugin_conf_t *pc, int server) {
 /* dlopen, find the entry, check the ABI, run init, compile the params
  * checks of its described methods. */
 static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
-                       int validate_params, jrpc__registry_t *reg, char *err,
-                       size_t errlen) {
+                       int validate_params, jrpc__registry_t *reg,
+                       unsigned nworkers, char *err, size_t errlen) {
   memset(p, 0, sizeof(*p));
   p->name = strdup(pc->name);
   p->path = strdup(pc->path);
@@ -67,8 +67,9 @@ static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
   memcpy(&entry, &sym, sizeof(entry)); /* object to function pointer */
   const jrpc_module_info_t *info = entry();
   char why[512];
-  if (jrpc__module_start(&p->mod, info, p->path, reg,
-                         (const char *const *)pc->kv, why, sizeof(why))) {
+  if (jrpc__module_start_workers(&p->mod, info, p->path, reg,
+                                 (const char *const *)pc->kv, nworkers, why,
+                                 sizeof(why))) {
     p->mod.info = NULL; /* not started: no fini */
     snprintf(err, errlen, "[plugin %s] %s", p->name, why);
     return -1;
@@ -80,6 +81,22 @@ static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
     return -1; /* plugin_unload runs fini */
   }
   return 0;
+}
+
+/* Each method's call timeout: its description's own, else its plugin's
+ * timeout_ms, else [server] call_timeout_ms. */
+static void set_timeouts(jrpcd_gen_t *g, const jrpcd_config_t *c,
+                         const jrpcd_plugin_conf_t *const *confs) {
+  for (uint32_t k = 0; k <= g->reg.mask; k++) {
+    jrpc__method_t *m = &g->reg.slots[k];
+    if (!m->name || m->timeout_own)
+      continue;
+    m->timeout_ms = c->call_timeout_ms;
+    for (size_t i = 0; i < g->nplugins; i++)
+      if (m->owner == &g->plugins[i].mod &&
+          confs[i]->timeout_ms != JRPCD_TIMEOUT_SERVER)
+        m->timeout_ms = (uint32_t)confs[i]->timeout_ms;
+  }
 }
 
 int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
@@ -94,29 +111,37 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   g->serial = serial;
   atomic_init(&g->refs, 1);
   pthread_mutex_init(&g->views_mu, NULL);
+  unsigned nworkers = c->workers ? c->workers : 1;
   g->plugins = calloc(c->nplugins ? c->nplugins : 1, sizeof(*g->plugins));
-  if (!g->plugins) {
+  g->wrefs = calloc(nworkers, sizeof(*g->wrefs));
+  /* Each loaded plugin's section (failed ones are skipped). */
+  const jrpcd_plugin_conf_t **confs =
+      calloc(c->nplugins ? c->nplugins : 1, sizeof(*confs));
+  if (!g->plugins || !g->wrefs || !confs) {
+    free(confs);
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_t *p = &g->plugins[g->nplugins];
     char why[768];
-    if (plugin_load(p, &c->plugins[i], c->validate_params, &g->reg, why,
-                    sizeof(why)) == 0) {
-      g->nplugins++;
+    if (plugin_load(p, &c->plugins[i], c->validate_params, &g->reg, nworkers,
+                    why, sizeof(why)) == 0) {
+      confs[g->nplugins++] = &c->plugins[i];
       continue;
     }
     plugin_unload(p);
     if (c->strict_plugins) {
       snprintf(err, errlen, "%s", why);
+      free(confs);
       goto fail;
     }
     jrpcd_error("%s (plugin skipped)", why);
     g->failed++;
   }
-  if (jrpcd_discover_attach(g) != 0 ||
-      jrpcd_stats_attach(g, c->workers ? c->workers : 1) != 0) {
+  set_timeouts(g, c, confs);
+  free(confs);
+  if (jrpcd_discover_attach(g) != 0 || jrpcd_stats_attach(g, nworkers) != 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -156,6 +181,7 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   for (size_t i = g->nplugins; i-- > 0;)
     plugin_unload(&g->plugins[i]);
   free(g->plugins);
+  free(g->wrefs);
   jrpc__registry_free(&g->reg);
   free(g->mstats);
   for (size_t i = 0; i < g->npolicies; i++)
@@ -166,6 +192,20 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   pthread_mutex_destroy(&g->views_mu);
   jrpcd_gen_tls_free(g);
   free(g);
+}
+
+void jrpcd_gen_worker_hold(jrpcd_gen_t *g, unsigned k) {
+  atomic_fetch_add_explicit(&g->wrefs[k], 1, memory_order_relaxed);
+  jrpcd_gen_hold(g);
+}
+
+void jrpcd_gen_worker_release(jrpcd_gen_t *g, unsigned k) {
+  /* Worker k's thread runs nothing of g any more: its slots go now, on
+   * its thread, rather than wherever g's last holder happens to be. */
+  if (atomic_fetch_sub_explicit(&g->wrefs[k], 1, memory_order_acq_rel) == 1)
+    for (size_t i = g->nplugins; i-- > 0;)
+      jrpc__module_worker_stop(&g->plugins[i].mod, k);
+  jrpcd_gen_release(g);
 }
 
 const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,

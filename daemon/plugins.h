@@ -48,6 +48,10 @@ typedef struct jrpcd_gen {
   /* Each [listen] section's TLS context, indexed like policies; NULL for
    * a plain listener (gen_tls.h fills it). */
   struct jrpcd_tls_ctx **tls;
+  /* Holds per worker (as many as workers), within refs: while worker k
+   * has one, its thread may run this generation's code with its own
+   * per-worker slots; at 0 those slots are finalised (jrpc_on_worker). */
+  atomic_uint *wrefs;
 } jrpcd_gen_t;
 
 /* Loads every plugin of c. With c->strict_plugins, the first failure
@@ -59,6 +63,12 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
 void jrpcd_gen_hold(jrpcd_gen_t *g);
 /* The last release runs every fini (in reverse load order) and dlcloses. */
 void jrpcd_gen_release(jrpcd_gen_t *g);
+/* A hold on behalf of worker k (from any thread), and its release: the
+ * release that ends worker k's last one runs the fini of worker k's slot
+ * of every plugin, on the calling thread (the worker's own, except for
+ * what is let go after its thread has ended), before the release. */
+void jrpcd_gen_worker_hold(jrpcd_gen_t *g, unsigned k);
+void jrpcd_gen_worker_release(jrpcd_gen_t *g, unsigned k);
 
 static inline jrpcd_gen_t *jrpcd_gen_of(const jrpc__registry_t *r) {
   return (jrpcd_gen_t *)(void *)r; /* reg is the first member */

@@ -31,6 +31,11 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   jrpcd_peercount_init(&s->peers_open, s->conf.max_connections_per_peer);
   s->gen_serial = 1;
   s->start_ns = uv_hrtime();
+  /* libuv sizes its thread pool (jrpc_queue_work's) from this variable,
+   * once, at the first work queued: that comes later, from a worker. */
+  char pool[16];
+  snprintf(pool, sizeof(pool), "%u", s->conf.thread_pool);
+  setenv("UV_THREADPOOL_SIZE", pool, 1);
   /* A socket unit naming no section is a deployment mistake: say so
    * before plugins load, not after. */
   if (act && jrpcd_activation_check(act, &s->conf, err, errlen))
@@ -80,7 +85,10 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
         jrpcd_worker_join(&s->workers[k]);
       return -1;
     }
-    s->nworkers++;
+    /* Published with release: the workers already running hand
+     * connections only to workers whose set-up they can see whole
+     * (least_loaded in conn.c). */
+    __atomic_store_n(&s->nworkers, s->nworkers + 1, __ATOMIC_RELEASE);
   }
   return 0;
 }
@@ -118,6 +126,10 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
   }
   jrpcd_gen_t *g;
   c.workers = s->conf.workers; /* not reloaded; sizes the method counters */
+  if (c.thread_pool != s->conf.thread_pool)
+    jrpcd_warn("%s: [server] thread_pool = %u takes effect at the next start; "
+               "the pool keeps %u threads",
+               s->conf.file, c.thread_pool, s->conf.thread_pool);
   if (jrpcd_gen_load(&g, &c, s->gen_serial + 1, err, sizeof(err))) {
     reload_failed(status, n, err);
     jrpcd_config_free(&c);

@@ -49,7 +49,7 @@ static int host_post(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
   }
   /* fn is plugin code: its generation stays loaded until fn returns. */
   if (reg)
-    jrpcd_gen_hold(jrpcd_gen_of(reg));
+    jrpcd_gen_worker_hold(jrpcd_gen_of(reg), w->index);
   if (w->posts_tail)
     w->posts_tail->next = node;
   else
@@ -101,7 +101,7 @@ static int host_queue_work(void *arg, jrpc_call_t *d,
   /* work and done are plugin code: keep it loaded until done returns,
    * even if the call itself is ended by a shutdown meanwhile. */
   if (reg)
-    jrpcd_gen_hold(jrpcd_gen_of(reg));
+    jrpcd_gen_worker_hold(jrpcd_gen_of(reg), w->index);
   w->nwork++;
   return 0;
 }
@@ -112,7 +112,7 @@ static void host_output(void *arg, jrpc__sink_t *sink) {
 
 static void drop_gens(jrpcd_worker_t *w) {
   for (size_t i = 0; i < w->ndrops; i++)
-    jrpcd_gen_release(w->drops[i]);
+    jrpcd_gen_worker_release(w->drops[i], w->index);
   w->ndrops = 0;
 }
 
@@ -131,7 +131,7 @@ static void host_hold(void *arg, const jrpc__registry_t *reg, int delta) {
   jrpcd_worker_t *w = arg;
   jrpcd_gen_t *g = jrpcd_gen_of(reg);
   if (delta > 0) {
-    jrpcd_gen_hold(g);
+    jrpcd_gen_worker_hold(g, w->index);
     return;
   }
   if (w->ndrops == w->capdrops) {
@@ -153,8 +153,28 @@ static void host_hold(void *arg, const jrpc__registry_t *reg, int delta) {
     uv_check_start(&w->after, on_after);
 }
 
+static uint64_t host_now(void *arg) {
+  jrpcd_worker_t *w = arg;
+  return uv_now(&w->loop);
+}
+
+static void on_call_timer(uv_timer_t *t) {
+  jrpcd_worker_t *w = t->data;
+  jrpc__async_expire(&w->engine);
+}
+
+/* One timer per worker, for the earliest deadline of its deferred calls
+ * (async.c keeps them in order): nothing per call. */
+static void host_arm(void *arg, uint64_t due) {
+  jrpcd_worker_t *w = arg;
+  if (w->stopped)
+    return;
+  uint64_t now = uv_now(&w->loop);
+  uv_timer_start(&w->call_timer, on_call_timer, due > now ? due - now : 0, 0);
+}
+
 static const jrpc__host_t host_ops = {host_post, host_queue_work, host_output,
-                                      host_hold};
+                                      host_hold, host_now,        host_arm};
 
 /* ---- stopping ---- */
 
@@ -181,6 +201,7 @@ static void close_loop(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
   uv_close((uv_handle_t *)&w->after, on_handle_closed);
   uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
+  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
 }
 
 static void check_stopped(jrpcd_worker_t *w) {
@@ -340,7 +361,7 @@ static void on_wake(uv_async_t *a) {
       jrpcd_conn_regen(c);
     }
     w->engine.mstats = jrpcd_stats_row(gen, w->index);
-    jrpcd_gen_release(old);
+    jrpcd_gen_worker_release(old, w->index);
   }
   while (hand) {
     jrpcd_handoff_t *next = hand->next;
@@ -354,9 +375,29 @@ static void on_wake(uv_async_t *a) {
   check_stopped(w);
 }
 
+/* Lets go of every generation this worker still holds. */
+static void drop_all_gens(jrpcd_worker_t *w) {
+  pthread_mutex_lock(&w->mu);
+  jrpcd_gen_t *stale = w->next_gen;
+  w->next_gen = NULL;
+  pthread_mutex_unlock(&w->mu);
+  if (stale)
+    jrpcd_gen_worker_release(stale, w->index);
+  drop_gens(w);
+  if (w->gen)
+    jrpcd_gen_worker_release(w->gen, w->index);
+  w->gen = NULL;
+}
+
 static void thread_main(void *arg) {
   jrpcd_worker_t *w = arg;
   uv_run(&w->loop, UV_RUN_DEFAULT);
+  /* Its connections are closed and its calls answered: no code of any
+   * plugin runs on this loop again, so the per-worker slots it used are
+   * finalised here, on their own thread (see on_deadline for the one case
+   * where they are not). */
+  if (!w->abandoned)
+    drop_all_gens(w);
 }
 
 /* ---- set-up ---- */
@@ -369,9 +410,10 @@ static void start_failed(jrpcd_worker_t *w) {
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
   uv_close((uv_handle_t *)&w->after, on_handle_closed);
+  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
   uv_run(&w->loop, UV_RUN_NOWAIT);
   uv_loop_close(&w->loop);
-  jrpcd_gen_release(w->gen);
+  jrpcd_gen_worker_release(w->gen, w->index);
   w->gen = NULL;
 }
 
@@ -396,6 +438,7 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   jrpc__limits_t lim = {srv->conf.max_frame_bytes, srv->conf.max_batch,
                         srv->conf.max_response_bytes};
   jrpc__engine_init(&w->engine, NULL, &lim, parser);
+  w->engine.worker = index;
   w->engine_ready = 1;
   jrpcd_slowcalls_init(&w->slow);
   w->engine.slow = jrpcd_slowcalls_note;
@@ -407,7 +450,7 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
     return -1;
   }
   w->loop.data = w;
-  jrpcd_gen_hold(srv->gen);
+  jrpcd_gen_worker_hold(srv->gen, index);
   w->gen = srv->gen;
   w->engine.reg = &w->gen->reg;
   w->engine.gen_reg = &w->gen->reg;
@@ -427,6 +470,8 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->after.data = w;
   uv_timer_init(&w->loop, &w->accept_retry);
   w->accept_retry.data = w;
+  uv_timer_init(&w->loop, &w->call_timer);
+  w->call_timer.data = w;
   /* The sweep runs often enough to close a connection within a quarter
    * of its timeout (a second at most) after it passed. */
   uint64_t every =
@@ -454,7 +499,7 @@ void jrpcd_worker_stop(jrpcd_worker_t *w) {
 }
 
 void jrpcd_worker_use(jrpcd_worker_t *w, jrpcd_gen_t *gen) {
-  jrpcd_gen_hold(gen);
+  jrpcd_gen_worker_hold(gen, w->index);
   pthread_mutex_lock(&w->mu);
   jrpcd_gen_t *stale = w->next_gen; /* two reloads before one wake-up */
   w->next_gen = gen;
@@ -462,7 +507,7 @@ void jrpcd_worker_use(jrpcd_worker_t *w, jrpcd_gen_t *gen) {
     uv_async_send(&w->wake);
   pthread_mutex_unlock(&w->mu);
   if (stale)
-    jrpcd_gen_release(stale);
+    jrpcd_gen_worker_release(stale, w->index);
 }
 
 void jrpcd_worker_join(jrpcd_worker_t *w) {
@@ -473,15 +518,7 @@ void jrpcd_worker_join(jrpcd_worker_t *w) {
   uv_run(&w->loop, UV_RUN_NOWAIT);
   if (uv_loop_close(&w->loop) != 0)
     jrpcd_warn("worker %u: event loop still busy at exit", w->index);
-  pthread_mutex_lock(&w->mu);
-  jrpcd_gen_t *stale = w->next_gen;
-  w->next_gen = NULL;
-  pthread_mutex_unlock(&w->mu);
-  if (stale)
-    jrpcd_gen_release(stale);
-  drop_gens(w);
-  jrpcd_gen_release(w->gen);
-  w->gen = NULL;
+  drop_all_gens(w); /* what came after the thread let go (nothing, mostly) */
 }
 
 void jrpcd_worker_free(jrpcd_worker_t *w) {

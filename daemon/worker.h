@@ -109,6 +109,7 @@ typedef struct jrpcd_worker {
   jrpcd_acceptor_t *servers; /* one per listener (accept.c) */
   size_t nservers;
   uv_timer_t accept_retry;    /* listens again after accept failed */
+  uv_timer_t call_timer;      /* the earliest deferred call's deadline */
   uint32_t accept_backoff_ms; /* the current wait before listening again */
   uint64_t accept_resumed;    /* uv_now when it last listened again */
   jrpcd_ratelog_t accept_log; /* failed accepts */

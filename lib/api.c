@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "dispatch.h"
+#include "module.h"
 #include "params.h"
 #include "request.h"
 #include "view.h"
@@ -17,6 +18,8 @@
 static int api_register(jrpc_reg_t *r, const char *name, jrpc_handler_fn fn,
                         void *udata) {
   jrpc__regctx_t *ctx = REGCTX(r);
+  if (ctx->sealed) /* a per-worker init: the methods are final */
+    return JRPC_EINVAL;
   const jrpc__method_t *prev = NULL;
   int rc = jrpc__registry_add(ctx->reg, name, fn, udata, ctx->owner, &prev);
   if (rc)
@@ -44,7 +47,18 @@ static int api_init_error(jrpc_reg_t *r, const char *msg) {
 }
 
 static int api_describe(jrpc_reg_t *r, const char *method, const char *json) {
-  return jrpc__describe(REGCTX(r), method, json);
+  return REGCTX(r)->sealed ? JRPC_EINVAL
+                           : jrpc__describe(REGCTX(r), method, json);
+}
+
+static int api_on_worker(jrpc_reg_t *r, jrpc_worker_init_fn init,
+                         jrpc_worker_fini_fn fini) {
+  jrpc__regctx_t *ctx = REGCTX(r);
+  if (!init || ctx->sealed)
+    return JRPC_EINVAL;
+  ctx->winit = init;
+  ctx->wfini = fini;
+  return 0;
 }
 
 static const char *api_conf_get(jrpc_reg_t *r, const char *key) {
@@ -192,6 +206,17 @@ static void api_log(jrpc_call_t *c, int level, const char *msg) {
     e->log(e->log_arg, level, msg);
 }
 
+/* ---- per-worker state (module.h) ---- */
+
+/* The method's owner is the module that registered it (NULL for the
+ * daemon's own); its slot k belongs to the worker of engine k. */
+static void *api_worker_data(jrpc_call_t *c) {
+  const jrpc__call_t *call = CALL(c);
+  const jrpc__module_t *m = call->method ? call->method->owner : NULL;
+  uint32_t k = call->e->worker;
+  return m && k < m->nworkers && m->wlive[k] ? m->wslot[k] : NULL;
+}
+
 /* ---- async: needs a host with an event loop (async.c) ---- */
 
 static jrpc_call_t *api_defer(jrpc_call_t *c) {
@@ -206,6 +231,12 @@ static int api_post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
 static int api_queue_work(jrpc_call_t *c, jrpc_work_fn w, jrpc_post_fn d,
                           void *arg) {
   return jrpc__queue_work(c, w, d, arg);
+}
+static int api_on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
+  return jrpc__on_cancel(c, fn, arg);
+}
+static int api_cancelled(jrpc_call_t *c) {
+  return jrpc__cancelled(c);
 }
 
 const struct jrpc_api jrpc__api = {
@@ -251,4 +282,8 @@ const struct jrpc_api jrpc__api = {
     api_init_error,
     api_params_num,
     api_describe,
+    api_on_worker,
+    api_worker_data,
+    api_on_cancel,
+    api_cancelled,
 };

@@ -5,12 +5,14 @@
 #include "async.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "dispatch.h"
 #include "request.h"
+#include "view.h"
 
 #define DEFERRED_ARENA_FIRST 1024
 #define CONTAINER(p, type, member)                                             \
@@ -20,6 +22,8 @@ typedef struct jrpc__batch {
   jrpc__link_t at_sink;   /* in sink->waiting */
   jrpc__link_t at_engine; /* in e->batches */
   jrpc__sink_t *sink;     /* NULL once the connection is gone */
+  uint8_t is_batch;       /* 1: tells it from a call on sink->waiting */
+  jrpc__link_t calls;     /* its deferred calls not finished (at_sink) */
   jrpc__engine_t *e;
   jrpc__outbuf_t out; /* '[' and the replies so far, when any */
   uint32_t waiting;   /* deferred calls not finished */
@@ -28,10 +32,21 @@ typedef struct jrpc__batch {
 } jrpc__batch_t;
 
 typedef struct jrpc__deferred {
-  jrpc__link_t at_sink;
-  jrpc__link_t at_engine; /* in e->live, or e->ended */
+  jrpc__link_t at_sink;   /* in sink->waiting, or its batch's calls */
+  jrpc__link_t at_engine; /* in e->live, e->done, e->ended or e->tombs */
   jrpc__sink_t *sink;
+  uint8_t is_batch; /* 0 */
   jrpc__batch_t *batch;
+  jrpc__link_t at_deadline; /* in e->timed, by due, while it has one */
+  uint64_t due;             /* host clock (ms) of its deadline */
+  uint32_t timeout_ms;      /* 0: none */
+  jrpc_cancel_fn on_cancel;
+  void *cancel_arg;
+  atomic_uchar cancelled; /* jrpc_cancelled, read from any thread */
+  uint8_t tomb;           /* cancelled: freed by the handler's jrpc_finish */
+  /* Cancelled during its connection's frame, answered at the frame's end
+   * (1); 2: its handler finished it meanwhile, so it is freed then. */
+  uint8_t cancel_pending;
   const jrpc__registry_t *reg; /* held while the call is unfinished */
   jrpc__call_t call;
   jrpc__outbuf_t out;
@@ -75,16 +90,8 @@ typedef struct waiter {
   jrpc__link_t at_sink;
   jrpc__link_t at_engine;
   jrpc__sink_t *sink;
+  uint8_t is_batch;
 } waiter_t;
-
-void jrpc__sink_detach(jrpc__sink_t *s) {
-  while (s->waiting.next != &s->waiting) {
-    waiter_t *w = CONTAINER(s->waiting.next, waiter_t, at_sink);
-    w->sink = NULL;
-    link_drop(&w->at_sink);
-  }
-  s->calls = 0;
-}
 
 /* Appends src's pending bytes to dst. */
 static int out_append(jrpc__outbuf_t *dst, jrpc__outbuf_t *src) {
@@ -127,6 +134,30 @@ static void deliver(jrpc__engine_t *e, jrpc__sink_t *sink,
     }
   }
   sink_changed(e, sink);
+}
+
+/* Puts d on the engine's deadline list, kept in order of due (a scan from
+ * the back: calls of one timeout arrive in order, so it stops at once),
+ * and arms the host's timer when d is now the first due. */
+static void deadline_set(jrpc__engine_t *e, jrpc__deferred_t *d,
+                         uint32_t timeout_ms) {
+  if (!e->host->now || !e->host->arm)
+    return;
+  d->timeout_ms = timeout_ms;
+  d->due = e->host->now(e->host_arg) + timeout_ms;
+  jrpc__link_t *at = e->timed.prev;
+  while (at != &e->timed &&
+         CONTAINER(at, jrpc__deferred_t, at_deadline)->due > d->due)
+    at = at->prev;
+  /* after `at` */
+  d->at_deadline.prev = at;
+  d->at_deadline.next = at->next;
+  at->next->prev = &d->at_deadline;
+  at->next = &d->at_deadline;
+  if (at == &e->timed && (!e->armed || d->due < e->armed)) {
+    e->armed = d->due;
+    e->host->arm(e->host_arg, d->due);
+  }
 }
 
 jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
@@ -177,13 +208,13 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->peer = &d->peer;
   dc->notify = call->notify;
   dc->is_deferred = 1;
-  dc->ms = call->ms;
+  dc->method = call->method; /* in gen_reg's generation, which d holds */
+  dc->ms = jrpc__call_mstat(call);
   if (dc->ms) {
     /* Not one of the read's synchronous calls after all: it ends when it
-     * finishes, timed from the read that brought it. */
+     * ends, timed from the read that brought it. */
     dc->ms->pend--;
     dc->start_ns = e->t_read;
-    dc->method = e->gen_reg->slots[dc->ms - e->mstats].name;
   }
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
@@ -202,6 +233,9 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   link_push(&e->live, &d->at_engine);
   e->n_live++;
   e->batch_defers += e->in_batch;
+  link_init(&d->at_deadline);
+  if (call->method && call->method->timeout_ms)
+    deadline_set(e, d, call->method->timeout_ms);
   call->deferred = &dc->pub;
   return &dc->pub;
 }
@@ -214,6 +248,8 @@ static jrpc__deferred_t *deferred_of(jrpc_call_t *c) {
 }
 
 static void batch_free(jrpc__batch_t *b) {
+  while (b->calls.next != &b->calls) /* engine teardown only */
+    link_drop(b->calls.next);
   link_drop(&b->at_sink);
   link_drop(&b->at_engine);
   jrpc__out_free(&b->out);
@@ -255,12 +291,32 @@ static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
     sink_changed(b->e, b->sink); /* one call fewer in flight */
 }
 
-/* The call no longer counts as in flight: before its reply goes out, so
- * that a client reacting to the reply finds the room free. */
-static void live_done(jrpc__engine_t *e) {
+/* A deferred call has ended, `how`: the one place every ending passes,
+ * before its reply (if any) goes out. It no longer counts as in flight, so
+ * that a client reacting to the reply finds the room free, and its
+ * deadline is dropped. Per-method counts of outcomes belong here. */
+static void call_ended(jrpc__engine_t *e, jrpc__deferred_t *d,
+                       jrpc__call_end_t how) {
+  jrpc__call_t *dc = &d->call;
+  if (dc->ms) {
+    /* Its latency and outcome (rpc.stats, slow_call_ms). */
+    static const jrpc__outcome_t outcome[] = {
+        [JRPC__END_FINISHED] = JRPC__OUT_OK,
+        [JRPC__END_TIMED_OUT] = JRPC__OUT_TIMED_OUT,
+        [JRPC__END_CANCELLED] = JRPC__OUT_CANCELLED,
+        [JRPC__END_GONE] = JRPC__OUT_CANCELLED,
+        [JRPC__END_SHUTDOWN] = JRPC__OUT_ERROR,
+    };
+    jrpc__outcome_t o = outcome[how];
+    if (how == JRPC__END_FINISHED &&
+        (dc->err_code || dc->too_large || dc->w.bad))
+      o = JRPC__OUT_ERROR;
+    jrpc__stats_call_end(dc, o, jrpc__clock_ns() - dc->start_ns);
+  }
   e->n_live--;
   if (e->live_total)
     atomic_fetch_sub(e->live_total, 1);
+  link_drop(&d->at_deadline);
 }
 
 static void deferred_release(jrpc__engine_t *e, jrpc__deferred_t *d) {
@@ -308,16 +364,20 @@ int jrpc__finish(jrpc_call_t *c) {
   jrpc__deferred_t *d = deferred_of(c);
   if (!d)
     return JRPC_EINVAL;
+  jrpc__engine_t *e = d->call.e;
+  if (d->tomb) {
+    /* Cancelled and answered already: the handler is done with it. */
+    deferred_release(e, d);
+    deferred_free(d);
+    return JRPC_ECANCELED;
+  }
+  if (d->cancel_pending) {
+    d->cancel_pending = 2; /* answered at the frame's end, then freed */
+    return JRPC_ECANCELED;
+  }
   if (d->ended || d->finished)
     return JRPC_ECANCELED; /* shutdown answered it; freed with the engine */
-  jrpc__engine_t *e = d->call.e;
-  jrpc__call_t *dc = &d->call;
-  if (dc->ms)
-    jrpc__call_end(dc,
-                   dc->err_code || dc->too_large || dc->w.bad ? JRPC__OUT_ERROR
-                                                              : JRPC__OUT_OK,
-                   jrpc__clock_ns() - dc->start_ns);
-  live_done(e);
+  call_ended(e, d, JRPC__END_FINISHED);
   if (e->dispatching) {
     /* Finished inside a handler of the frame being answered: that frame's
      * reply is half written, and a batch may still adopt the call. Answer
@@ -331,6 +391,191 @@ int jrpc__finish(jrpc_call_t *c) {
   return 0;
 }
 
+/* ---- cancellation ---- */
+
+/* The error a call ended early is answered with; SHUTDOWN keeps its data-
+ * less form. */
+static void cancel_reply(jrpc__deferred_t *d, jrpc__call_end_t how) {
+  jrpc__call_t *call = &d->call;
+  if (how == JRPC__END_TIMED_OUT) {
+    jrpc__call_set_error(call, JRPC_TIMED_OUT, NULL, 1);
+    char data[32];
+    int n = snprintf(data, sizeof(data), "{\"timeout_ms\":%u}", d->timeout_ms);
+    jrpc__out_put(&d->out, data, (size_t)n);
+    call->err_data = 0; /* the data is written: complete it as it is */
+  } else {
+    jrpc__call_set_error(call,
+                         how == JRPC__END_CANCELLED ? JRPC_REQUEST_CANCELLED
+                                                    : JRPC_SHUTTING_DOWN,
+                         NULL, 0);
+  }
+}
+
+/* d's reply (if any) is out: its reply buffer goes, jrpc_alloc memory
+ * stays until finish (the handler's work may still use it), and the
+ * cancel callback runs last (it may finish d: nothing touches d after
+ * it). A fresh empty chain keeps jrpc_error on the handle harmless; writes
+ * are refused (an error without data is set). */
+static void entomb(jrpc__engine_t *e, jrpc__deferred_t *d,
+                   jrpc__call_end_t how) {
+  d->sink = NULL;
+  d->batch = NULL;
+  jrpc__out_free(&d->out);
+  jrpc__out_init(&d->out, &e->pool);
+  jrpc__out_small_segments(&d->out);
+  d->call.mark = jrpc__out_mark(&d->out);
+  jrpc__writer_init(&d->call.w, &d->out);
+  d->call.err_code = JRPC_CANCELLED;
+  d->call.err_data = 0;
+  link_drop(&d->at_engine);
+  if (how == JRPC__END_SHUTDOWN) {
+    deferred_release(e, d); /* everything goes now */
+    d->ended = 1;
+    link_push(&e->ended, &d->at_engine);
+  } else {
+    d->tomb = 1; /* its modules stay held: the handler still runs */
+    link_push(&e->tombs, &d->at_engine);
+  }
+  jrpc_cancel_fn fn = d->on_cancel;
+  d->on_cancel = NULL;
+  if (fn)
+    fn(&d->call.pub, d->cancel_arg);
+}
+
+/* Ends d before its handler did: answers it (unless its connection is
+ * gone), then makes it a tomb until the handler's jrpc_finish (after a
+ * shutdown, until the engine goes). */
+static void call_cancel(jrpc__engine_t *e, jrpc__deferred_t *d,
+                        jrpc__call_end_t how) {
+  call_ended(e, d, how);
+  atomic_store_explicit(&d->cancelled, 1, memory_order_release);
+  if (how == JRPC__END_GONE) {
+    link_drop(&d->at_sink); /* its connection's list is being taken apart */
+  } else if (e->dispatching) {
+    /* $/cancelRequest in the middle of a frame whose reply is half
+     * written (and a batch that may not have taken its replies yet): the
+     * answer waits for the frame's end, like a call finished there. */
+    cancel_reply(d, how);
+    d->finished = 1;
+    d->cancel_pending = 1;
+    link_drop(&d->at_engine);
+    link_push(&e->done, &d->at_engine);
+    return;
+  } else {
+    cancel_reply(d, how);
+    deferred_answer(e, d);
+  }
+  entomb(e, d, how);
+}
+
+void jrpc__sink_detach(jrpc__sink_t *s) {
+  /* First take everything off the connection (its batches freed, their
+   * calls gathered), then cancel: a cancel callback may finish any other
+   * call, which must then find nothing of the connection left. */
+  jrpc__link_t gone;
+  link_init(&gone);
+  while (s->waiting.next != &s->waiting) {
+    waiter_t *w = CONTAINER(s->waiting.next, waiter_t, at_sink);
+    w->sink = NULL;
+    link_drop(&w->at_sink);
+    if (!w->is_batch) {
+      link_push(&gone, &w->at_sink);
+      continue;
+    }
+    jrpc__batch_t *b = (jrpc__batch_t *)w;
+    while (b->calls.next != &b->calls) {
+      jrpc__link_t *l = b->calls.next;
+      CONTAINER(l, jrpc__deferred_t, at_sink)->batch = NULL;
+      link_drop(l);
+      link_push(&gone, l);
+    }
+    batch_free(b);
+  }
+  s->calls = 0;
+  while (gone.next != &gone) {
+    jrpc__deferred_t *d = CONTAINER(gone.next, jrpc__deferred_t, at_sink);
+    jrpc__engine_t *e = d->call.e;
+    if (d->finished) { /* answered at its frame's end, to nobody */
+      link_drop(&d->at_sink);
+      continue;
+    }
+    call_cancel(e, d, JRPC__END_GONE);
+  }
+}
+
+/* The unfinished, answerable call d has this id. */
+static int id_is(const jrpc__deferred_t *d, const char *id, size_t n) {
+  return !d->finished && !d->call.notify && d->id_n == n &&
+         memcmp(d->id, id, n) == 0;
+}
+
+/* Finds the first unfinished call with this id among the sink's waiters. */
+static jrpc__deferred_t *find_id(jrpc__sink_t *s, const char *id, size_t n) {
+  for (jrpc__link_t *l = s->waiting.next; l != &s->waiting; l = l->next) {
+    waiter_t *w = CONTAINER(l, waiter_t, at_sink);
+    if (!w->is_batch) {
+      jrpc__deferred_t *d = (jrpc__deferred_t *)w;
+      if (id_is(d, id, n))
+        return d;
+      continue;
+    }
+    jrpc__batch_t *b = (jrpc__batch_t *)w;
+    for (jrpc__link_t *k = b->calls.next; k != &b->calls; k = k->next) {
+      jrpc__deferred_t *d = CONTAINER(k, jrpc__deferred_t, at_sink);
+      if (id_is(d, id, n))
+        return d;
+    }
+  }
+  return NULL;
+}
+
+void jrpc__async_cancel_request(jrpc__engine_t *e, jrpc_val_t params) {
+  const char *id;
+  size_t n;
+  jrpc__sink_t *s = e->sink;
+  if (!s || jrpc__view_type(params) != JRPC_T_OBJECT ||
+      jrpc__view_raw(jrpc__view_get(params, "id", 2), &id, &n) != 0)
+    return;
+  /* Every call with that id (one, with a client that keeps ids unique);
+   * the walk starts over after each, since a callback may end others. */
+  jrpc__deferred_t *d;
+  while ((d = find_id(s, id, n)) != NULL)
+    call_cancel(e, d, JRPC__END_CANCELLED);
+}
+
+void jrpc__async_expire(jrpc__engine_t *e) {
+  if (!e->host || !e->host->now || !e->host->arm)
+    return;
+  e->armed = 0;
+  uint64_t now = e->host->now(e->host_arg);
+  while (e->timed.next != &e->timed) {
+    jrpc__deferred_t *d =
+        CONTAINER(e->timed.next, jrpc__deferred_t, at_deadline);
+    if (d->due > now) {
+      e->armed = d->due;
+      e->host->arm(e->host_arg, d->due);
+      return;
+    }
+    call_cancel(e, d, JRPC__END_TIMED_OUT);
+  }
+}
+
+int jrpc__on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
+  jrpc__deferred_t *d = deferred_of(c);
+  if (!d)
+    return JRPC_EINVAL;
+  if (d->tomb || d->ended)
+    return JRPC_ECANCELED;
+  d->on_cancel = fn;
+  d->cancel_arg = arg;
+  return 0;
+}
+
+int jrpc__cancelled(jrpc_call_t *c) {
+  jrpc__deferred_t *d = deferred_of(c);
+  return d ? atomic_load_explicit(&d->cancelled, memory_order_acquire) : 0;
+}
+
 void jrpc__post_node_done(jrpc__post_node_t *node) {
   jrpc__deferred_t *d = CONTAINER(node, jrpc__deferred_t, post);
   atomic_flag_clear(&d->posted);
@@ -338,8 +583,21 @@ void jrpc__post_node_done(jrpc__post_node_t *node) {
 
 void jrpc__async_frame_end(jrpc__engine_t *e) {
   e->dispatching = 0;
-  while (e->done.next != &e->done)
-    deferred_done(e, CONTAINER(e->done.next, jrpc__deferred_t, at_engine));
+  while (e->done.next != &e->done) {
+    jrpc__deferred_t *d = CONTAINER(e->done.next, jrpc__deferred_t, at_engine);
+    if (!d->cancel_pending) {
+      deferred_done(e, d);
+      continue;
+    }
+    deferred_answer(e, d);        /* the -32800 written at the cancel */
+    if (d->cancel_pending == 2) { /* its handler has finished it since */
+      deferred_release(e, d);
+      deferred_free(d);
+    } else {
+      d->cancel_pending = 0;
+      entomb(e, d, JRPC__END_CANCELLED);
+    }
+  }
 }
 
 int jrpc__post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
@@ -379,6 +637,8 @@ jrpc__batch_t *jrpc__batch_new(jrpc__engine_t *e, jrpc__sink_t *sink) {
     return NULL;
   b->e = e;
   b->sink = sink;
+  b->is_batch = 1;
+  link_init(&b->calls);
   jrpc__out_init(&b->out, &e->pool);
   link_init(&b->at_sink);
   if (sink)
@@ -404,6 +664,7 @@ void jrpc__batch_attach(jrpc__batch_t *b, jrpc_call_t *c) {
     d->sink->calls--;
   d->sink = NULL;
   d->batch = b;
+  link_push(&b->calls, &d->at_sink);
   b->waiting++;
 }
 
@@ -434,15 +695,9 @@ uint32_t jrpc__async_live(const jrpc__engine_t *e) {
 }
 
 void jrpc__async_cancel_all(jrpc__engine_t *e) {
-  while (e->live.next != &e->live) {
-    jrpc__deferred_t *d = CONTAINER(e->live.next, jrpc__deferred_t, at_engine);
-    live_done(e);
-    jrpc__call_set_error(&d->call, JRPC_SHUTTING_DOWN, NULL, 0);
-    deferred_answer(e, d);
-    deferred_release(e, d);
-    d->ended = 1;
-    link_push(&e->ended, &d->at_engine);
-  }
+  while (e->live.next != &e->live)
+    call_cancel(e, CONTAINER(e->live.next, jrpc__deferred_t, at_engine),
+                JRPC__END_SHUTDOWN);
 }
 
 void jrpc__async_free_all(jrpc__engine_t *e) {
@@ -450,10 +705,13 @@ void jrpc__async_free_all(jrpc__engine_t *e) {
     return; /* engine never initialised */
   jrpc__async_frame_end(e);
   jrpc__async_cancel_all(e);
-  while (e->ended.next != &e->ended) {
-    jrpc__deferred_t *d = CONTAINER(e->ended.next, jrpc__deferred_t, at_engine);
-    link_drop(&d->at_engine);
-    deferred_free(d);
+  for (int k = 0; k < 2; k++) {
+    jrpc__link_t *head = k ? &e->tombs : &e->ended;
+    while (head->next != head) {
+      jrpc__deferred_t *d = CONTAINER(head->next, jrpc__deferred_t, at_engine);
+      deferred_release(e, d); /* a tomb still holds its modules */
+      deferred_free(d);
+    }
   }
   while (e->batches.next != &e->batches)
     batch_free(CONTAINER(e->batches.next, jrpc__batch_t, at_engine));

@@ -66,11 +66,29 @@ typedef struct jrpc__host {
   void (*output)(void *arg, jrpc__sink_t *sink);
   /* Keeps the modules behind reg loaded (+1) or lets them go (-1). */
   void (*hold)(void *arg, const jrpc__registry_t *reg, int delta);
+  /* Call timeouts (both NULL: none). now: the loop's clock in ms. arm:
+   * call jrpc__async_expire once the clock reaches `due` (replacing any
+   * earlier arming; firing early is harmless). Used only by calls that
+   * defer with a timeout: a synchronous call never reads the clock. */
+  uint64_t (*now)(void *arg);
+  void (*arm)(void *arg, uint64_t due);
 } jrpc__host_t;
+
+/* How a deferred call ended: the one place that learns it is
+ * call_ended() in async.c (where per-method counts belong). */
+typedef enum jrpc__call_end {
+  JRPC__END_FINISHED = 0, /* the handler finished it: its own reply */
+  JRPC__END_TIMED_OUT,    /* its deadline passed: -32004 */
+  JRPC__END_CANCELLED,    /* $/cancelRequest: -32800 */
+  JRPC__END_GONE,         /* its connection closed: no reply */
+  JRPC__END_SHUTDOWN,     /* the shutdown deadline passed: -32007 */
+} jrpc__call_end_t;
 
 void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
                      jrpc__framing_t framing);
-/* The connection is going: whatever is still due to it will be dropped. */
+/* The connection is going: each of its unfinished deferred calls is
+ * cancelled (JRPC__END_GONE: its cancel callback runs, its reply buffer is
+ * freed, nothing is sent), and its batches are freed. */
 void jrpc__sink_detach(jrpc__sink_t *s);
 
 /* jrpc_defer on a running synchronous call; NULL without a host. */
@@ -79,6 +97,19 @@ int jrpc__finish(jrpc_call_t *c);
 int jrpc__post(jrpc_call_t *c, jrpc_post_fn fn, void *arg);
 int jrpc__queue_work(jrpc_call_t *c, jrpc_work_fn work, jrpc_post_fn done,
                      void *arg);
+int jrpc__on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg);
+/* Any thread: 1 once the call was cancelled (timed out, cancelled by
+ * request, its connection gone, shutdown). Readable while the handle is
+ * valid, i.e. until the handler's jrpc_finish. */
+int jrpc__cancelled(jrpc_call_t *c);
+
+/* "$/cancelRequest" (a notification) with params {"id": X} on the sink
+ * being dispatched: cancels its unfinished calls whose id is X, byte for
+ * byte (-32800). Unknown ids are ignored. */
+void jrpc__async_cancel_request(struct jrpc__engine *e, jrpc_val_t params);
+/* The host's timer (jrpc__host_t.arm) fired: answers -32004 to every call
+ * whose deadline has passed, then arms the timer for the next. */
+void jrpc__async_expire(struct jrpc__engine *e);
 
 /* Dispatch's side: the handler that just returned deferred its call;
  * `batch_body` is the batch being answered (NULL for a single request). */
@@ -99,8 +130,9 @@ void jrpc__async_frame_end(struct jrpc__engine *e);
 
 /* Deferred calls not finished yet. */
 uint32_t jrpc__async_live(const struct jrpc__engine *e);
-/* Shutdown: ends every unfinished call with -32007. Their handles stay
- * valid (finish then does nothing) until jrpc__engine_free. */
+/* Shutdown: ends every unfinished call with -32007 (cancel callbacks
+ * run). Their handles stay valid (finish then does nothing) until
+ * jrpc__engine_free. */
 void jrpc__async_cancel_all(struct jrpc__engine *e);
 /* Engine teardown: frees every deferred call and batch. */
 void jrpc__async_free_all(struct jrpc__engine *e);

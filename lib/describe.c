@@ -1,6 +1,7 @@
 /* describe.c - jrpc_describe: a method's OpenRPC Method Object as JSON
  * text, checked when the module registers it (valid JSON, an object, no
- * "name" of its own) and kept with the method for rpc.discover. */
+ * "name" of its own) and kept with the method for rpc.discover; its
+ * "x-jrpcd-timeout-ms" member, if any, becomes the method's timeout. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,9 @@
 #include "dispatch.h"
 #include "parser.h"
 
+/* jrpcd's extension member: the method's own call timeout. */
+#define TIMEOUT_KEY "x-jrpcd-timeout-ms"
+
 static int refuse(jrpc__regctx_t *ctx, const char *method, const char *why) {
   snprintf(ctx->err, sizeof(ctx->err), "description of \"%s\": %s",
            method ? method : "(null)", why);
@@ -16,8 +20,9 @@ static int refuse(jrpc__regctx_t *ctx, const char *method, const char *why) {
   return JRPC_EINVAL;
 }
 
-/* 1 if the object text (valid JSON) has a member `key` at its top. */
-static int has_member(const char *s, size_t n, const char *key) {
+/* Where the value of the object text's (valid JSON) member `key` at its
+ * top starts, or NULL. */
+static const char *member_value(const char *s, size_t n, const char *key) {
   size_t kn = strlen(key);
   int depth = 0;
   for (size_t i = 0; i < n; i++) {
@@ -33,14 +38,42 @@ static int has_member(const char *s, size_t n, const char *key) {
       while (j < n &&
              (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r'))
         j++;
-      if (j < n && s[j] == ':' && len == kn && memcmp(s + start, key, kn) == 0)
-        return 1;
+      if (j < n && s[j] == ':' && len == kn &&
+          memcmp(s + start, key, kn) == 0) {
+        for (j++; j < n &&
+                  (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r');
+             j++)
+          ;
+        return s + j;
+      }
     } else if (ch == '{' || ch == '[') {
       depth++;
     } else if (ch == '}' || ch == ']') {
       depth--;
     }
   }
+  return NULL;
+}
+
+static int has_member(const char *s, size_t n, const char *key) {
+  return member_value(s, n, key) != NULL;
+}
+
+/* "x-jrpcd-timeout-ms": a whole number of milliseconds that fits 32 bits
+ * (0: never), into *ms; -1 if it is something else. */
+static int timeout_of(const char *v, uint32_t *ms) {
+  uint64_t x = 0;
+  size_t i = 0;
+  for (; v[i] >= '0' && v[i] <= '9'; i++) {
+    x = x * 10 + (uint64_t)(v[i] - '0');
+    if (x > UINT32_MAX)
+      return -1;
+  }
+  /* Digits up to a delimiter: no sign, fraction or exponent. */
+  if (i == 0 || (v[i] != ',' && v[i] != '}' && v[i] != ' ' && v[i] != '\t' &&
+                 v[i] != '\n' && v[i] != '\r'))
+    return -1;
+  *ms = (uint32_t)x;
   return 0;
 }
 
@@ -83,11 +116,19 @@ int jrpc__describe(jrpc__regctx_t *ctx, const char *method, const char *json) {
   if (!has_member(json, n, "params"))
     return refuse(ctx, method,
                   "has no \"params\" (OpenRPC requires it; [] for none)");
+  uint32_t timeout_ms = 0;
+  const char *tv = member_value(json, n, TIMEOUT_KEY);
+  if (tv && timeout_of(tv, &timeout_ms) != 0)
+    return refuse(ctx, method,
+                  "\"" TIMEOUT_KEY "\" is not a whole number of "
+                  "milliseconds from 0 to 4294967295");
   char *copy = strdup(json);
   if (!copy)
     return refuse(ctx, method, "out of memory");
   jrpc__method_t *w = (jrpc__method_t *)m; /* the registry is being built */
   free(w->desc);
   w->desc = copy;
+  w->timeout_own = tv != NULL;
+  w->timeout_ms = timeout_ms;
   return 0;
 }

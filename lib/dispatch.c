@@ -11,6 +11,7 @@
 #define ARENA_FIRST (64 * 1024)
 #define ARENA_RETAIN (16 * 1024 * 1024)
 #define POOL_RETAIN (64 * 1024 * 1024)
+#define CANCEL_REQUEST "$/cancelRequest"
 
 static void log_stderr(void *arg, int level, const char *msg) {
   static const char *const names[] = {"error", "warn", "info", "debug"};
@@ -37,6 +38,8 @@ int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
   e->ended.prev = e->ended.next = &e->ended;
   e->batches.prev = e->batches.next = &e->batches;
   e->done.prev = e->done.next = &e->done;
+  e->timed.prev = e->timed.next = &e->timed;
+  e->tombs.prev = e->tombs.next = &e->tombs;
   e->no_peer.uid = e->no_peer.gid = e->no_peer.pid = -1;
   e->log = log_stderr;
   return 0;
@@ -53,10 +56,11 @@ void jrpc__engine_free(jrpc__engine_t *e) {
 /* An error response is being written for call (NULL: not a method's). */
 static void count_error(jrpc__engine_t *e, const jrpc__call_t *call) {
   JRPC__STAT_INC(e->stats.errors);
-  if (call && call->ms) {
-    JRPC__STAT_INC(call->ms->errors);
+  jrpc__mstat_t *ms = call ? jrpc__call_mstat(call) : NULL;
+  if (ms) {
+    JRPC__STAT_INC(ms->errors);
     if (!call->is_deferred)
-      call->ms->pend_err++; /* its outcome, for a slow-call line */
+      ms->pend_err++; /* its outcome, for a slow-call line */
   }
 }
 
@@ -82,8 +86,9 @@ void jrpc__lat_report_slow(jrpc__engine_t *e, uint64_t ns,
   }
 }
 
-void jrpc__call_end(jrpc__call_t *call, jrpc__outcome_t outcome, uint64_t ns) {
-  jrpc__mstat_t *ms = call->ms;
+void jrpc__stats_call_end(jrpc__call_t *call, jrpc__outcome_t outcome,
+                          uint64_t ns) {
+  jrpc__mstat_t *ms = jrpc__call_mstat(call);
   if (!ms)
     return;
   jrpc__lat_add(ms, ns, 1);
@@ -93,8 +98,8 @@ void jrpc__call_end(jrpc__call_t *call, jrpc__outcome_t outcome, uint64_t ns) {
     JRPC__STAT_INC(ms->cancelled);
   jrpc__engine_t *e = call->e;
   if (e->slow && e->slow_ns && ns >= e->slow_ns) {
-    jrpc__slow_call_t s = {call->method ? call->method : "?", ns, call->peer,
-                           outcome, 1};
+    jrpc__slow_call_t s = {call->method ? call->method->name : "?", ns,
+                           call->peer, outcome, 1};
     e->slow(e->slow_arg, &s);
   }
 }
@@ -206,19 +211,27 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   const jrpc__method_t *m =
       e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
   if (JRPC__UNLIKELY(!m)) {
-    if (req.kind == JRPC__REQ_NOTIFY)
+    if (req.kind == JRPC__REQ_NOTIFY) {
+      /* LSP's cancellation, for every connection whatever its methods
+       * (it reaches only the caller's own calls): no cost to a call
+       * that finds its method. */
+      if (req.method_n == sizeof(CANCEL_REQUEST) - 1 &&
+          memcmp(req.method, CANCEL_REQUEST, req.method_n) == 0)
+        jrpc__async_cancel_request(e, req.params);
       return 0;
+    }
     count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_METHOD_NOT_FOUND, NULL, NULL, 0, req.id,
                              req.id_n);
   }
 
   jrpc__call_t *call = &e->call;
-  call->ms = e->mstats ? &e->mstats[m->slot] : NULL;
-  if (call->ms) {
-    JRPC__STAT_INC(call->ms->calls);
-    if (!call->ms->pend++) /* its latency comes with the read's end */
-      lat_touch(e, call->ms, peer);
+  call->method = m; /* one store: the counters' row follows from it */
+  jrpc__mstat_t *ms = e->mstats ? &e->mstats[m->slot] : NULL;
+  if (ms) {
+    JRPC__STAT_INC(ms->calls);
+    if (!ms->pend++) /* its latency comes with the read's end */
+      lat_touch(e, ms, peer);
   }
   jrpc__arena_mark_t am = jrpc__arena_mark(&e->arena);
   call->peer = peer ? peer : &e->no_peer;

@@ -49,11 +49,13 @@ typedef struct jrpc__call {
   uint8_t is_deferred;      /* this is a deferred call's handle */
   uint8_t busy;             /* jrpc_defer refused: too many in flight */
   uint32_t busy_limit;      /* the limit that refused it, for the reply */
-  jrpc__mstat_t *ms;        /* the method's counters, or NULL */
-  /* A deferred call's: when its read began (its latency's start), and its
-   * method's name (valid while the call holds its registry). */
-  uint64_t start_ns;
-  const char *method;
+  /* The method called: its timeout, its module (jrpc_worker_data) and,
+   * for a synchronous call, its row of counters. A deferred call keeps the
+   * method of the generation it holds, and its counters in ms. */
+  const jrpc__method_t *method;
+  jrpc__mstat_t *ms; /* a deferred call's counters, or NULL */
+  uint64_t start_ns; /* a deferred call's: when its read began (its
+                        latency's start) */
 } jrpc__call_t;
 
 /* A call slower than the engine's slow_ns, for the host to log and keep:
@@ -97,6 +99,9 @@ typedef struct jrpc__engine {
   jrpc__link_t ended;        /* ended by shutdown, freed with the engine */
   jrpc__link_t batches;      /* batches waiting for deferred calls */
   jrpc__link_t done;         /* finished while their frame was running */
+  jrpc__link_t timed;        /* unfinished calls with a deadline, by due */
+  jrpc__link_t tombs;        /* cancelled, not finished by their handler */
+  uint64_t armed;            /* due the host's timer is armed for; 0: none */
   uint8_t dispatching;       /* a frame's reply is being written */
   uint8_t in_batch;          /* the frame being dispatched is a batch */
   uint32_t batch_defers;     /* calls of that batch deferred so far */
@@ -109,6 +114,9 @@ typedef struct jrpc__engine {
    * gives a row indexed like reg's slots (NULL: not counted). */
   jrpc__estat_t stats;
   jrpc__mstat_t *mstats;
+  /* Which worker this engine serves, for jrpc_worker_data: the slot of
+   * each module's per-worker state. 0 in a host with one thread. */
+  uint32_t worker;
   /* Latency, with mstats: when the read being handled began (the host
    * sets it from jrpc__clock_ns), the rows its synchronous calls reached
    * so far (their mstat.pend), and the host's hook for calls of slow_ns or
@@ -120,6 +128,14 @@ typedef struct jrpc__engine {
   jrpc__slow_fn slow;
   void *slow_arg;
 } jrpc__engine_t;
+
+/* The counters of call's method, or NULL when not counted. */
+static inline jrpc__mstat_t *jrpc__call_mstat(const jrpc__call_t *call) {
+  if (call->is_deferred)
+    return call->ms;
+  return call->method && call->e->mstats ? &call->e->mstats[call->method->slot]
+                                         : NULL;
+}
 
 /* Takes ownership of `parser`. The registry must outlive the engine. */
 int jrpc__engine_init(jrpc__engine_t *e, const jrpc__registry_t *reg,
@@ -169,11 +185,12 @@ static inline void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now,
   e->ntouched = 0;
 }
 
-/* A call has ended after ns: its latency, its outcome's counter and, if
- * slow, the host's hook. Deferred calls call it when they finish; a
- * timeout or a cancellation with JRPC__OUT_TIMED_OUT / _CANCELLED and
- * jrpc__clock_ns() - call->start_ns. Nothing without call->ms. */
-void jrpc__call_end(jrpc__call_t *call, jrpc__outcome_t outcome, uint64_t ns);
+/* A deferred call has ended after ns: its latency, its outcome's counter
+ * and, if slow, the host's hook. async.c's call_ended calls it for every
+ * ending (finished, timed out, cancelled, gone, shutdown). Nothing
+ * without counters. */
+void jrpc__stats_call_end(jrpc__call_t *call, jrpc__outcome_t outcome,
+                          uint64_t ns);
 
 /* Appends the framed -32001 reply for a frame of `got` bytes. */
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,

@@ -153,6 +153,9 @@ void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,
   ctx->err[0] = '\0';
   ctx->failed = 0;
   ctx->dup_owner = NULL;
+  ctx->winit = NULL;
+  ctx->wfini = NULL;
+  ctx->sealed = 0;
 }
 
 int jrpc__registry_view_init(jrpc__registry_t *view,

@@ -15,12 +15,19 @@ typedef struct jrpc__method {
   uint32_t hash;
   jrpc_handler_fn fn;
   void *udata;
-  const void *owner; /* the module that registered it (opaque here) */
+  const void *owner; /* the module that registered it: a jrpc__module_t when
+                        it came through a registration context; NULL for
+                        the daemon's own methods */
   uint32_t slot;     /* its index in slots[] (per-method counters' row) */
   char *desc;        /* owned: its OpenRPC Method Object without "name" (checked
                         JSON), or NULL (jrpc_describe) */
   struct jrpc__vplan *vplan; /* owned: its params' checks, when fn is
                                 jrpc__validated_call (validate.h) */
+  /* Deferred calls answered -32004 after this long (0: never): the
+   * description's "x-jrpcd-timeout-ms" (timeout_own), else what the host
+   * sets from its config. */
+  uint32_t timeout_ms;
+  uint8_t timeout_own;
 } jrpc__method_t;
 
 typedef struct jrpc__registry {
@@ -121,6 +128,10 @@ typedef struct jrpc__regctx {
   char err[256];           /* why the last register_method failed */
   int failed;              /* some register_method call failed */
   const void *dup_owner;   /* with EEXIST: who has the name */
+  /* jrpc_on_worker (ABI 1.3): what the module's init asked for. */
+  jrpc_worker_init_fn winit;
+  jrpc_worker_fini_fn wfini;
+  int sealed; /* init has returned: per-worker inits run, nothing registers */
 } jrpc__regctx_t;
 
 void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,

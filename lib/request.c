@@ -131,6 +131,8 @@ const char *jrpc__error_message(int code) {
     return "Cancelled";
   case JRPC_FRAME_TIMEOUT:
     return "Frame timeout";
+  case JRPC_REQUEST_CANCELLED:
+    return "Request cancelled";
   default:
     return "Server error";
   }

@@ -47,7 +47,7 @@ static inline uint64_t jrpc__lat_lower_ns(unsigned k) {
   return ((uint64_t)(4 + sub) << (b - 2)) * 1000;
 }
 
-/* How a call ended (jrpc__call_end). */
+/* How a call ended (jrpc__stats_call_end). */
 typedef enum jrpc__outcome {
   JRPC__OUT_OK = 0,
   JRPC__OUT_ERROR,     /* answered with an error */

@@ -9,6 +9,7 @@ pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       libssl-dev openssl # TLS listeners; the tests make their certificates
       python3-jsonschema # rpc.discover checked against the OpenRPC meta-schema
       clang libclang-rt-14-dev # clang + libFuzzer: tests/fuzz
+      libtsan2 # gcc's ThreadSanitizer runtime: the JRPC_TSAN build
       man-db groff-base # man/check.sh renders the man pages
       dpkg-dev # dpkg-shlibdeps: the .deb's Depends (tests/pkg)
       locales # a comma-decimal locale for test_jsontext_locale (below)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test, twice: an optimised build with
-# warnings as errors, then an AddressSanitizer + UBSan build; checks that a
+# warnings as errors, then an AddressSanitizer + UBSan build; runs the
+# concurrency test under ThreadSanitizer; checks that a
 # build without simdjson and OpenSSL still works; then fuzzes (tests/fuzz) for a
 # bounded time. This is the command CI runs (.ci/run).
 set -euo pipefail
@@ -16,6 +17,15 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DJRPC_SANITIZE=ON -DJRPC_WERR
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+# ThreadSanitizer (gcc's): handlers running on several workers at once,
+# kv hammered from connections on three workers and per-worker slots
+# through reloads (tests/e2e/e2e_workers); a report in the daemon's log
+# fails it. Only that test and what it loads are built (about 30 s of one
+# CPU); it runs in a few seconds.
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_TSAN=ON -DJRPC_WERROR=ON >/dev/null
+cmake --build build/tsan -j"$jobs" --target e2e_workers
+ctest --test-dir build/tsan -R '^e2e_workers$' --output-on-failure
 
 # -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF: the optional parts left out (no
 # simdjson: parser = auto meaning native; no OpenSSL).

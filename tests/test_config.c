@@ -17,19 +17,22 @@
 #include "config_keys.h"
 #include "jrpc/jrpc.h"
 
-/* A directory holding empty math.so, echo.so and sleep.so: the loader only
- * checks that a plugin file exists, so empty files stand in for modules. */
+/* A directory holding empty math.so, echo.so, sleep.so and kv.so: the loader
+ * only checks that a plugin file exists, so empty files stand in for modules.
+ */
 static char plugdir[64];
 static char err[1024];
 
-static const char *const fake_plugins[] = {"math.so", "echo.so", "sleep.so"};
+static const char *const fake_plugins[] = {"math.so", "echo.so", "sleep.so",
+                                           "kv.so"};
+#define NFAKE (sizeof(fake_plugins) / sizeof(fake_plugins[0]))
 
 static int make_plugdir(void **state) {
   (void)state;
   strcpy(plugdir, "/tmp/jrpcd-test-config-XXXXXX");
   if (!mkdtemp(plugdir))
     return -1;
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < NFAKE; i++) {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", plugdir, fake_plugins[i]);
     FILE *f = fopen(path, "w");
@@ -42,7 +45,7 @@ static int make_plugdir(void **state) {
 
 static int remove_plugdir(void **state) {
   (void)state;
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < NFAKE; i++) {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", plugdir, fake_plugins[i]);
     unlink(path);
@@ -648,8 +651,8 @@ static void test_errors(void **state) {
                "[server] worker: unknown key (workers, parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
                "max_pending_calls_total, parser_auto_threshold, "
-               "early_reply_frames, frame_timeout_ms, validate_params, "
-               "slow_call_ms)");
+               "early_reply_frames, frame_timeout_ms, call_timeout_ms, "
+               "thread_pool, validate_params, slow_call_ms)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
@@ -1045,9 +1048,9 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.listens[2].port, 7401);
   assert_int_equal(c.listens[2].framing, JRPC_FRAMING_LENGTH);
 
-  assert_int_equal(c.nplugins, 3);
-  const char *names[] = {"math", "echo", "sleep"};
-  for (size_t i = 0; i < 3; i++) {
+  assert_int_equal(c.nplugins, 4);
+  const char *names[] = {"math", "echo", "sleep", "kv"};
+  for (size_t i = 0; i < 4; i++) {
     char want[128];
     snprintf(want, sizeof want, "%s/%s", plugdir, fake_plugins[i]);
     assert_string_equal(c.plugins[i].name, names[i]);
@@ -1059,6 +1062,9 @@ static void test_sample_conf(void **state) {
   assert_int_equal(c.plugins[2].nkv, 1);
   assert_string_equal(c.plugins[2].kv[0], "max_ms");
   assert_string_equal(c.plugins[2].kv[1], "60000");
+  assert_int_equal(c.plugins[3].nkv, 2);
+  assert_string_equal(c.plugins[3].kv[0], "max_keys");
+  assert_string_equal(c.plugins[3].kv[2], "max_value_bytes");
   assert_null(c.plugins[2].kv[2]);
   jrpcd_config_free(&c);
   free(edited);

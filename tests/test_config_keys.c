@@ -47,8 +47,10 @@ static void text_with(char *out, size_t cap, const jrpcd_key_t *k,
                    : "unix = /a");
     break;
   case JRPCD_SEC_PLUGIN:
-    snprintf(out, cap, "[listen a]\nunix = /a\n[plugin p]\n%s = %s\n", k->name,
-             value);
+    /* Every plugin needs a path: after the key, which stays on line 4. */
+    snprintf(out, cap, "[listen a]\nunix = /a\n[plugin p]\n%s = %s\n%s",
+             k->name, value,
+             strcmp(k->name, "path") != 0 ? "path = /dev/null\n" : "");
     break;
   }
 }
@@ -217,6 +219,9 @@ static void test_defaults_from_table(void **state) {
     /* workers = 0 is resolved to the number of CPUs once read. */
     if (k->section == JRPCD_SEC_SERVER && strcmp(k->name, "workers") == 0)
       continue;
+    /* thread_pool = 0 likewise, to a figure derived from workers. */
+    if (k->section == JRPCD_SEC_SERVER && strcmp(k->name, "thread_pool") == 0)
+      continue;
     for (size_t l = 0; l < (k->section == JRPCD_SEC_LISTEN ? 2u : 1u); l++) {
       const void *base = k->section == JRPCD_SEC_SERVER
                              ? (const void *)&c
@@ -359,7 +364,8 @@ static void test_print(void **state) {
       "stats = yes\n",
       "\n[listen d]\ntcp = 127.0.0.1:1\nframing = newline  ; default\n"
       "stats = no  ; default\n",
-      "\n[plugin p]\npath = /dev/null\n; validate_params is not set\n"
+      "\n[plugin p]\npath = /dev/null\ntimeout_ms = server  ; default\n"
+      "; validate_params is not set\n"
       "k = two words\n",
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)

@@ -4,7 +4,10 @@
  * call is deferred and a timer thread owned by the module instance posts it
  * back to its loop when it is due. "sleep.work_ms" answers the same way but
  * sleeps on the host's thread pool (jrpc_queue_work), which costs a pool
- * thread per call; it exists to exercise that path. Params: [N] or
+ * thread per call; it exists to exercise that path. A cancelled call
+ * (timeout, $/cancelRequest, the client gone) ends at once: sleep.ms drops
+ * it from the timer's heap in its cancel callback (jrpc_on_cancel), and
+ * sleep.work_ms's pool thread sees jrpc_cancelled and stops. Params: [N] or
  * {"ms": N}, N an integer from 0 to max_ms (config key max_ms, default
  * 60000).
  *
@@ -31,6 +34,8 @@
 #define LIMIT_MAX_MS INT32_MAX
 #define NS_PER_S 1000000000u
 #define NS_PER_MS 1000000u
+/* A cancelled sleep.work_ms gives its pool thread back within this. */
+#define WORK_SLICE_MS 10u
 
 typedef struct entry {
   uint64_t due; /* CLOCK_MONOTONIC, in ns */
@@ -98,10 +103,16 @@ static void heap_push(sleeper_t *s, entry_t e) {
   s->heap[i] = e;
 }
 
-static entry_t heap_pop(sleeper_t *s) {
-  entry_t top = s->heap[0];
+/* Takes out entry i: the last one fills its place and moves up or down. */
+static entry_t heap_take(sleeper_t *s, size_t i) {
+  entry_t top = s->heap[i];
   entry_t last = s->heap[--s->count];
-  size_t i = 0;
+  if (i == s->count)
+    return top;
+  while (i > 0 && before(&last, &s->heap[(i - 1) / 2])) {
+    s->heap[i] = s->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
   for (;;) {
     size_t child = 2 * i + 1;
     if (child >= s->count)
@@ -117,11 +128,34 @@ static entry_t heap_pop(sleeper_t *s) {
   return top;
 }
 
+static entry_t heap_pop(sleeper_t *s) {
+  return heap_take(s, 0);
+}
+
 /* ---- completion, on the call's loop ---- */
 
 static void reply(jrpc_call_t *d, void *arg) {
   jrpc_w_i64(d, (int64_t)(intptr_t)arg);
   jrpc_finish(d);
+}
+
+/* The call was cancelled (timed out, cancelled by its client, its
+ * connection gone): if its entry still waits, it goes now and the call is
+ * finished at once; if the timer thread has taken it already, the reply
+ * it posted finishes it. */
+static void on_cancel(jrpc_call_t *d, void *arg) {
+  sleeper_t *s = arg;
+  int found = 0;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->count; i++)
+    if (s->heap[i].d == d) {
+      heap_take(s, i);
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock(&s->mu);
+  if (found)
+    jrpc_finish(d);
 }
 
 static void *timer_main(void *arg) {
@@ -213,6 +247,10 @@ static int sleep_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
     return jrpc_error(c, JRPC_INTERNAL_ERROR, "out of memory");
 
   jrpc_call_t *d = jrpc_defer(c);
+  /* Nothing can cancel d before this handler returns (cancellation runs
+   * on this loop), so the callback may come before the push. */
+  if (d)
+    jrpc_on_cancel(d, on_cancel, s);
   pthread_mutex_lock(&s->mu);
   s->reserved--;
   if (d) {
@@ -226,12 +264,37 @@ static int sleep_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return d ? JRPC_ASYNC : no_async(c);
 }
 
+/* What a pool thread sleeps for: the call, to see whether it was
+ * cancelled, and how long. In the call's jrpc_alloc memory, which lives
+ * until the call is finished (after the work is done). */
+typedef struct work {
+  jrpc_call_t *d;
+  int64_t ms;
+} work_t;
+
 static void work_sleep(void *arg) {
-  int64_t ms = (int64_t)(intptr_t)arg;
-  /* An absolute deadline, so that interruptions do not add up. */
-  struct timespec until = to_timespec(now_ns() + (uint64_t)ms * NS_PER_MS);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-    ;
+  work_t *w = arg;
+  /* An absolute deadline, so that interruptions do not add up; slices of
+   * at most WORK_SLICE_MS, so that a cancelled call frees its pool thread
+   * soon after. */
+  uint64_t until = now_ns() + (uint64_t)w->ms * NS_PER_MS;
+  while (!jrpc_cancelled(w->d)) {
+    uint64_t now = now_ns();
+    if (now >= until)
+      return;
+    uint64_t step = until - now < WORK_SLICE_MS * NS_PER_MS
+                        ? until
+                        : now + WORK_SLICE_MS * NS_PER_MS;
+    struct timespec ts = to_timespec(step);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+      ;
+  }
+}
+
+static void work_reply(jrpc_call_t *d, void *arg) {
+  work_t *w = arg;
+  jrpc_w_i64(d, w->ms); /* refused, and nothing sent, if d was cancelled */
+  jrpc_finish(d);
 }
 
 static int sleep_work_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
@@ -242,8 +305,16 @@ static int sleep_work_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   jrpc_call_t *d = jrpc_defer(c);
   if (!d)
     return no_async(c);
+  work_t *w = jrpc_alloc(d, sizeof(*w));
+  if (!w) {
+    jrpc_error(d, JRPC_INTERNAL_ERROR, "out of memory");
+    jrpc_finish(d);
+    return JRPC_ASYNC;
+  }
+  w->d = d;
+  w->ms = ms;
   /* Nothing was scheduled on failure, and the call is still ours. */
-  if (jrpc_queue_work(d, work_sleep, reply, (void *)(intptr_t)ms) != 0) {
+  if (jrpc_queue_work(d, work_sleep, work_reply, w) != 0) {
     jrpc_error(d, JRPC_INTERNAL_ERROR, "cannot queue the work");
     jrpc_finish(d);
   }

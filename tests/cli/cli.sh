@@ -92,7 +92,7 @@ max_ms = 100
 EOF
   run_jrpcd good -t -c "$T/good.conf"
   if expect_rc good 0 &&
-    expect_in good out "config $T/good.conf: 3 workers" &&
+    expect_in good out "config $T/good.conf: 3 workers, thread pool 6" &&
     expect_in good out "parser auto (native for every frame: " &&
     expect_in good out "; string scanning: " &&
     expect_in good out "listen local: unix:$T/good.sock mode 0640, newline framing" &&
@@ -107,6 +107,12 @@ EOF
   fi
   # -t checks; it must not create the socket.
   [[ ! -e "$T/good.sock" ]] || fail "-t created the socket file $T/good.sock"
+  # thread_pool as set (the default above: twice the workers).
+  sed 's/^workers = 3$/workers = 3\nthread_pool = 1/' "$T/good.conf" >"$T/pool.conf"
+  run_jrpcd pool -t -c "$T/pool.conf"
+  if expect_rc pool 0 && expect_in pool out ": 3 workers, thread pool 1, "; then
+    pass "-t prints thread_pool"
+  fi
 }
 
 # The shipped, documented config must pass -t as it is, with only its

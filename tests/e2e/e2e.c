@@ -826,7 +826,7 @@ void e2e_roundtrip(e2e_conn_t *c, int id) {
   e2e_expect(c, want);
 }
 
-uint64_t e2e_stat_of(const char *json, const char *scope, const char *key) {
+long long e2e_num_after(const char *json, const char *scope, const char *key) {
   const char *s = strstr(json, scope);
   if (!s)
     fail_msg("no %s in %s", scope, json);
@@ -835,5 +835,5 @@ uint64_t e2e_stat_of(const char *json, const char *scope, const char *key) {
   const char *k = strstr(s, pat);
   if (!k)
     fail_msg("no %s after %s in %s", key, scope, json);
-  return strtoull(k + strlen(pat), NULL, 10);
+  return strtoll(k + strlen(pat), NULL, 10);
 }

@@ -173,10 +173,10 @@ typedef struct e2e_pump_ops {
 void e2e_pump(e2e_conn_t **cs, size_t n, const e2e_pump_ops_t *ops, void *arg,
               int stall_ms);
 
-/* The unsigned number after "key": in a reply, searched from the first
- * `scope` (a unique text such as "\"worker\":1," or "\"math.add\":{");
- * fails the test when either is missing. For rpc.stats replies. */
-uint64_t e2e_stat_of(const char *json, const char *scope, const char *key);
+/* The integer after "key": in json, past the first occurrence of scope
+ * (a unique text such as "\"worker\":1,"); fails the test when either is
+ * missing. */
+long long e2e_num_after(const char *json, const char *scope, const char *key);
 
 /* Milliseconds of CLOCK_MONOTONIC, for bounds. */
 uint64_t e2e_now_ms(void);

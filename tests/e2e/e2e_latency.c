@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,11 @@
 #ifndef JRPC_FIXTURE_DIR
 #error "JRPC_FIXTURE_DIR must name the fixture plugins' folder"
 #endif
+
+/* The unsigned number after "key": past the first `scope`. */
+static uint64_t stat_of(const char *json, const char *scope, const char *key) {
+  return (uint64_t)e2e_num_after(json, scope, key);
+}
 
 #define STATS_REQ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc.stats\",\"id\":0}"
 
@@ -56,9 +62,9 @@ static void sleeps(e2e_conn_t *c, const char *method, int n, int ms) {
 
 /* p50 <= p99 <= max, max at least least_us. */
 static void ordered(const char *stats, const char *scope, uint64_t least_us) {
-  uint64_t p50 = e2e_stat_of(stats, scope, "p50_us");
-  uint64_t p99 = e2e_stat_of(stats, scope, "p99_us");
-  uint64_t max = e2e_stat_of(stats, scope, "max_us");
+  uint64_t p50 = stat_of(stats, scope, "p50_us");
+  uint64_t p99 = stat_of(stats, scope, "p99_us");
+  uint64_t max = stat_of(stats, scope, "max_us");
   if (!(p50 <= p99 && p99 <= max && max >= least_us))
     fail_msg("%s: p50 %llu, p99 %llu, max %llu us; want ordered, max >= "
              "%llu",
@@ -79,18 +85,18 @@ static void test_latency_fields(void **state) {
   for (int i = 0; i < 10; i++)
     e2e_roundtrip(c, i); /* math.add, synchronous */
   char *s = fetch_stats(c);
-  assert_int_equal(e2e_stat_of(s, "\"sleep.ms\":{", "calls"), 4);
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "calls"), 4);
   ordered(s, "\"sleep.ms\":{", 60000);
-  assert_true(e2e_stat_of(s, "\"sleep.ms\":{", "p50_us") >= 60000);
+  assert_true(stat_of(s, "\"sleep.ms\":{", "p50_us") >= 60000);
   ordered(s, "\"sleep.work_ms\":{", 30000);
-  assert_true(e2e_stat_of(s, "\"sleep.work_ms\":{", "p50_us") >= 30000);
+  assert_true(stat_of(s, "\"sleep.work_ms\":{", "p50_us") >= 30000);
   ordered(s, "\"math.add\":{", 1);
-  assert_true(e2e_stat_of(s, "\"math.add\":{", "p50_us") >= 1);
-  assert_int_equal(e2e_stat_of(s, "\"sleep.ms\":{", "timeouts"), 0);
-  assert_int_equal(e2e_stat_of(s, "\"sleep.ms\":{", "cancelled"), 0);
+  assert_true(stat_of(s, "\"math.add\":{", "p50_us") >= 1);
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "timeouts"), 0);
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "cancelled"), 0);
   /* Never called: nothing to say. */
-  assert_int_equal(e2e_stat_of(s, "\"math.divide\":{", "max_us"), 0);
-  assert_int_equal(e2e_stat_of(s, "\"math.divide\":{", "p99_us"), 0);
+  assert_int_equal(stat_of(s, "\"math.divide\":{", "max_us"), 0);
+  assert_int_equal(stat_of(s, "\"math.divide\":{", "p99_us"), 0);
   /* The default slow_call_ms (1000) saw none of these. */
   assert_non_null(strstr(s, "\"slow_calls\":[]"));
   e2e_close(c);
@@ -116,7 +122,7 @@ static size_t slow_entries(const char *stats, const char *method,
                (unsigned long long)us, (unsigned long long)least_us, p);
     if (!strstr(p, "\"outcome\":\"ok\",\"peer\":\"pid "))
       fail_msg("no outcome or peer: %.160s", p);
-    uint64_t at = e2e_stat_of(p, "{\"method\":", "at_ms");
+    uint64_t at = stat_of(p, "{\"method\":", "at_ms");
     assert_true(at >= last_at);
     last_at = at;
     n++;
@@ -176,14 +182,14 @@ static void test_slow_sync(void **state) {
   }
   char *s = fetch_stats(c);
   ordered(s, "\"fx.block\":{", 30000);
-  assert_true(e2e_stat_of(s, "\"fx.block\":{", "p50_us") >= 30000);
+  assert_true(stat_of(s, "\"fx.block\":{", "p50_us") >= 30000);
   /* Every call is in slow_calls, in entries of `calls` each; three ok,
    * one failed. */
   uint64_t ok = 0, failed = 0;
   for (const char *p = strstr(s, "{\"method\":\"fx.block\""); p;
        p = strstr(p + 1, "{\"method\":\"fx.block\"")) {
-    uint64_t calls = e2e_stat_of(p, "{", "calls");
-    assert_true(e2e_stat_of(p, "{", "duration_us") >= 30000);
+    uint64_t calls = stat_of(p, "{", "calls");
+    assert_true(stat_of(p, "{", "duration_us") >= 30000);
     if (!strncmp(strstr(p, "\"outcome\":"), "\"outcome\":\"ok\"", 14))
       ok += calls;
     else if (!strncmp(strstr(p, "\"outcome\":"), "\"outcome\":\"error\"", 17))
@@ -194,6 +200,46 @@ static void test_slow_sync(void **state) {
   assert_int_equal(ok, 3);
   assert_int_equal(failed, 1);
   e2e_wait_log(d, "slow call: fx.block took ", 1, E2E_REPLY_MS);
+  e2e_close(c);
+  e2e_stop(d);
+}
+
+/* Timeouts and cancellations are counted, and timed: sleep.ms with a
+ * call_timeout_ms of 50 ms, and one cancelled by $/cancelRequest; both
+ * are slow calls with their outcome. */
+static void test_timeouts_and_cancels(void **state) {
+  e2e_daemon_t *d = *state;
+  e2e_opts_t o = {.workers = 1,
+                  .server = "call_timeout_ms = 50\nslow_call_ms = 40\n"};
+  e2e_start(d, &o);
+  e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
+  e2e_send(c, REQ("sleep.ms", "[5000]", "1"));
+  e2e_expect(c, ERRD("-32004", "Timed out", "{\"timeout_ms\":50}", "1"));
+  char *s = fetch_stats(c);
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "timeouts"), 1);
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "cancelled"), 0);
+  ordered(s, "\"sleep.ms\":{", 50000);
+  e2e_rewrite(d,
+              &(e2e_opts_t){.workers = 1,
+                            .server = "call_timeout_ms = 0\n"
+                                      "slow_call_ms = 40\n"},
+              NULL);
+  e2e_signal(d, SIGHUP);
+  e2e_wait_log(d, "] reloaded ", 1, E2E_REPLY_MS);
+  e2e_send(c, REQ("sleep.ms", "[5000]", "2"));
+  e2e_sleep_ms(60); /* so that it is slow when cancelled */
+  e2e_send(c, NOTE("$/cancelRequest", "{\"id\":2}"));
+  e2e_expect(c, ERR("-32800", "Request cancelled", "2"));
+  s = fetch_stats(c);
+  /* The reload restarted the counters: the cancelled call is there. */
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "cancelled"), 1);
+  assert_int_equal(stat_of(s, "\"sleep.ms\":{", "timeouts"), 0);
+  ordered(s, "\"sleep.ms\":{", 60000);
+  /* slow_calls outlive the reload: both endings, in order. */
+  const char *t = strstr(s, "\"outcome\":\"timed out\"");
+  const char *x = strstr(s, "\"outcome\":\"cancelled\"");
+  if (!t || !x || t > x)
+    fail_msg("slow_calls lack a timed-out then a cancelled call: %s", s);
   e2e_close(c);
   e2e_stop(d);
 }
@@ -218,6 +264,8 @@ int main(void) {
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_slow_calls, e2e_setup, e2e_teardown),
       cmocka_unit_test_setup_teardown(test_slow_sync, e2e_setup, e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_timeouts_and_cancels, e2e_setup,
+                                      e2e_teardown),
       cmocka_unit_test_setup_teardown(test_slow_off, e2e_setup, e2e_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

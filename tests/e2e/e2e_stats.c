@@ -20,6 +20,12 @@
 #define STATS_REQ(id)                                                          \
   "{\"jsonrpc\":\"2.0\",\"method\":\"rpc.stats\",\"id\":" id "}"
 
+/* The unsigned number after "key": in the object that starts at `scope`
+ * (a unique text such as "\"worker\":1," or "\"math.add\":{"). */
+static uint64_t stat_of(const char *json, const char *scope, const char *key) {
+  return (uint64_t)e2e_num_after(json, scope, key);
+}
+
 /* Sends a request, takes its reply; counts the bytes of both as framed on
  * a newline connection. */
 static void call(e2e_conn_t *c, const char *req, const char *want, uint64_t *in,
@@ -69,24 +75,24 @@ static void test_counts_match_traffic(void **state) {
   char *s = fetch_stats(c);
   in += strlen(STATS_REQ("99")) + 1; /* read before it is answered */
 
-  assert_int_equal(e2e_stat_of(s, "\"result\":{", "generation"), 1);
-  assert_int_equal(e2e_stat_of(s, "\"result\":{", "connections"), 1);
+  assert_int_equal(stat_of(s, "\"result\":{", "generation"), 1);
+  assert_int_equal(stat_of(s, "\"result\":{", "connections"), 1);
   const char *w0 = "\"worker\":0,";
-  assert_int_equal(e2e_stat_of(s, w0, "connections"), 1);
-  assert_int_equal(e2e_stat_of(s, w0, "accepted"), 1);
+  assert_int_equal(stat_of(s, w0, "connections"), 1);
+  assert_int_equal(stat_of(s, w0, "accepted"), 1);
   /* 2 adds, divide, no.such, notification, 2 in the batch, rpc.stats */
-  assert_int_equal(e2e_stat_of(s, w0, "calls"), 8);
+  assert_int_equal(stat_of(s, w0, "calls"), 8);
   /* division by zero, unknown method, parse error */
-  assert_int_equal(e2e_stat_of(s, w0, "errors"), 3);
-  assert_int_equal(e2e_stat_of(s, w0, "bytes_in"), in);
-  assert_int_equal(e2e_stat_of(s, w0, "bytes_out"), out);
-  assert_int_equal(e2e_stat_of(s, "\"math.add\":{", "calls"), 4);
-  assert_int_equal(e2e_stat_of(s, "\"math.add\":{", "errors"), 0);
-  assert_int_equal(e2e_stat_of(s, "\"math.divide\":{", "calls"), 1);
-  assert_int_equal(e2e_stat_of(s, "\"math.divide\":{", "errors"), 1);
-  assert_int_equal(e2e_stat_of(s, "\"math.subtract\":{", "calls"), 1);
-  assert_int_equal(e2e_stat_of(s, "\"math.multiply\":{", "calls"), 0);
-  assert_int_equal(e2e_stat_of(s, "\"rpc.stats\":{", "calls"), 1);
+  assert_int_equal(stat_of(s, w0, "errors"), 3);
+  assert_int_equal(stat_of(s, w0, "bytes_in"), in);
+  assert_int_equal(stat_of(s, w0, "bytes_out"), out);
+  assert_int_equal(stat_of(s, "\"math.add\":{", "calls"), 4);
+  assert_int_equal(stat_of(s, "\"math.add\":{", "errors"), 0);
+  assert_int_equal(stat_of(s, "\"math.divide\":{", "calls"), 1);
+  assert_int_equal(stat_of(s, "\"math.divide\":{", "errors"), 1);
+  assert_int_equal(stat_of(s, "\"math.subtract\":{", "calls"), 1);
+  assert_int_equal(stat_of(s, "\"math.multiply\":{", "calls"), 0);
+  assert_int_equal(stat_of(s, "\"rpc.stats\":{", "calls"), 1);
   assert_null(strstr(s, "\"no.such\""));
   /* Methods come sorted by name. */
   assert_true(strstr(s, "\"echo.echo\"") < strstr(s, "\"math.add\""));
@@ -131,15 +137,15 @@ static void test_sums_over_workers(void **state) {
   for (int w = 0; w < 2; w++) {
     char scope[32];
     snprintf(scope, sizeof(scope), "\"worker\":%d,", w);
-    conns += e2e_stat_of(s, scope, "connections");
-    accepted += e2e_stat_of(s, scope, "accepted");
-    calls += e2e_stat_of(s, scope, "calls");
+    conns += stat_of(s, scope, "connections");
+    accepted += stat_of(s, scope, "accepted");
+    calls += stat_of(s, scope, "calls");
   }
   assert_int_equal(conns, N + 1);
   assert_int_equal(accepted, N + 1);
   assert_int_equal(calls, N + 1);
-  assert_int_equal(e2e_stat_of(s, "\"result\":{", "connections"), N + 1);
-  assert_int_equal(e2e_stat_of(s, "\"math.multiply\":{", "calls"), N);
+  assert_int_equal(stat_of(s, "\"result\":{", "connections"), N + 1);
+  assert_int_equal(stat_of(s, "\"math.multiply\":{", "calls"), N);
   e2e_free(s);
   for (int i = 0; i < N; i++)
     e2e_close(cs[i]);
@@ -159,12 +165,12 @@ static void test_reload_restarts_method_counters(void **state) {
   /* The worker switches at its next wake-up; a call makes sure it has. */
   for (int tries = 0;; tries++) {
     char *s = fetch_stats(c);
-    uint64_t gen = e2e_stat_of(s, "\"result\":{", "generation");
+    uint64_t gen = stat_of(s, "\"result\":{", "generation");
     if (gen == 2) {
-      assert_int_equal(e2e_stat_of(s, "\"math.add\":{", "calls"), 0);
-      assert_int_equal(e2e_stat_of(s, "\"rpc.stats\":{", "calls"), 1);
+      assert_int_equal(stat_of(s, "\"math.add\":{", "calls"), 0);
+      assert_int_equal(stat_of(s, "\"rpc.stats\":{", "calls"), 1);
       /* Worker counters run on from the start. */
-      assert_true(e2e_stat_of(s, "\"worker\":0,", "calls") >= 2);
+      assert_true(stat_of(s, "\"worker\":0,", "calls") >= 2);
       e2e_free(s);
       break;
     }

@@ -157,6 +157,7 @@ dpkg-deb --contents "$deb" >"$T/contents"
 awk '{ print $6 }' "$T/contents" | sed 's#^\.##' >"$T/files"
 want=(/usr/bin/jrpcd /usr/bin/jrpc /usr/share/bash-completion/completions/jrpc
   /usr/lib/jrpcd/handlers/math.so /usr/lib/jrpcd/handlers/echo.so /usr/lib/jrpcd/handlers/sleep.so
+  /usr/lib/jrpcd/handlers/kv.so
   /usr/include/jrpc/jrpc.h
   /usr/share/pkgconfig/jrpcd.pc
   /usr/share/cmake/jrpcd/jrpcdConfig.cmake /usr/share/cmake/jrpcd/jrpcdConfigVersion.cmake

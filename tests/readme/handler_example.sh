@@ -63,7 +63,7 @@ cc -Wall -Wextra -Wno-unused-parameter -Werror -fsyntax-only -I"$root/lib/includ
   fail "the README build command failed: $build"
 [ -f "$tmp/hello.so" ] || fail "the build command made no hello.so"
 
-mask='s/[0-9]+ workers/N workers/; s/parser auto \(.*\)$/parser auto (...)/'
+mask='s/[0-9]+ workers/N workers/; s/thread pool [0-9]+/thread pool N/; s/parser auto \(.*\)$/parser auto (...)/'
 # Run the session: each command's output must equal the lines after it.
 expected=
 command=

@@ -16,6 +16,23 @@
  *
  * Lifetimes: parameter views are valid until the handler returns; memory from
  * jrpc_alloc() until the reply is sent; module data from init to fini.
+ *
+ * Threads: jrpcd runs `workers` threads, and every one of them calls the
+ * handlers of every module, so one module's handlers run on several
+ * threads at once (the same handler too, for calls on connections of
+ * different workers). What a handler touches is one of three kinds:
+ *  - per call: the jrpc_call_t, its params and jrpc_alloc memory. Only the
+ *    thread running the call uses them; nothing to lock.
+ *  - per worker: the slot of jrpc_on_worker (ABI 1.3), reached with
+ *    jrpc_worker_data(c). Only that worker's thread uses it while it
+ *    serves; nothing to lock (a database connection or a cache per worker).
+ *  - shared: *mod_data, udata, and anything they point to. Every worker
+ *    reads them at once: state that changes after init needs a lock or
+ *    atomics (handlers/kv/kv.c has a table under a mutex), and a reload
+ *    (SIGHUP) runs a second instance of the module beside the first.
+ * A worker runs one call at a time, so a handler never races with itself
+ * on one worker; jrpc_post callbacks and jrpc_queue_work's done run on the
+ * call's worker too, while work() runs on a pool thread of its own.
  */
 #ifndef JRPC_JRPC_H
 #define JRPC_JRPC_H
@@ -28,7 +45,7 @@ extern "C" {
 #endif
 
 #define JRPC_ABI_MAJOR 1
-#define JRPC_ABI_MINOR 2
+#define JRPC_ABI_MINOR 3
 #define JRPC_MODULE_MAGIC 0x4A525043u /* "JRPC" */
 
 /* Return values of API functions and handlers: 0, JRPC_ASYNC, or a negative
@@ -66,6 +83,8 @@ enum {
   JRPC_SHUTTING_DOWN = -32007,
   JRPC_CANCELLED = -32008,
   JRPC_FRAME_TIMEOUT = -32009,
+  /* LSP's RequestCancelled: the client's $/cancelRequest ended the call */
+  JRPC_REQUEST_CANCELLED = -32800,
 };
 
 /* The JSON type of a value. JRPC_T_NONE means "absent" (missing member,
@@ -139,6 +158,13 @@ typedef struct jrpc_num {
 
 typedef void (*jrpc_post_fn)(jrpc_call_t *c, void *arg);
 typedef void (*jrpc_work_fn)(void *arg);
+typedef void (*jrpc_cancel_fn)(jrpc_call_t *c, void *arg);
+
+/* Per-worker module state (ABI 1.3, see jrpc_on_worker). */
+typedef int (*jrpc_worker_init_fn)(jrpc_reg_t *r, void *mod_data,
+                                   unsigned worker, void **slot);
+typedef void (*jrpc_worker_fini_fn)(void *mod_data, unsigned worker,
+                                    void *slot);
 
 /* The function table. Append-only: never reorder, never remove. */
 struct jrpc_api {
@@ -207,6 +233,15 @@ struct jrpc_api {
 
   /* ---- 1.2: describing a method ---- */
   int (*describe)(jrpc_reg_t *r, const char *method, const char *json);
+
+  /* ---- 1.3: per-worker module state ---- */
+  int (*on_worker)(jrpc_reg_t *r, jrpc_worker_init_fn init,
+                   jrpc_worker_fini_fn fini);
+  void *(*worker_data)(jrpc_call_t *c);
+
+  /* ---- 1.3: cancellation ---- */
+  int (*on_cancel)(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg);
+  int (*cancelled)(jrpc_call_t *c);
 };
 
 /* Log levels for jrpc_log(). */
@@ -247,6 +282,45 @@ static inline int jrpc_init_error(jrpc_reg_t *r, const char *msg) {
  * is valid during init only: copy what you keep. */
 static inline const char *jrpc_conf_get(jrpc_reg_t *r, const char *key) {
   return JRPC__API(r)->conf_get(r, key);
+}
+
+/* Inside init: give the module one slot per worker (ABI 1.3). For each
+ * worker k, init(r, mod_data, k, &slot) runs once, after the module's own
+ * init has returned, and stores in *slot what that worker's calls get
+ * from jrpc_worker_data(); fini(mod_data, k, slot) runs exactly once for
+ * each slot whose init succeeded, before the module's own fini.
+ *
+ * When: every slot is made as the module loads (at start-up, and by a
+ * reload for the new instance), on the thread that loads it (jrpcd's main
+ * thread, where init runs), before any worker serves a call of it; the
+ * number of workers never changes while jrpcd runs. A slot's fini runs on
+ * its own worker's thread once that worker is done with the instance (it
+ * serves a reloaded one and the calls it deferred under this one have
+ * finished, or it stops); for a worker that never served the instance (a
+ * load that failed, a reload overtaken by the next one), on the thread
+ * that lets go of it, mostly the main one. After shutdown_timeout_ms
+ * passed with thread-pool work still running, jrpcd exits without any
+ * fini.
+ *
+ * init's r is valid during that call only, for jrpc_conf_get and
+ * jrpc_init_error; a non-zero return fails the module's load (slots made
+ * so far are finalised, then the module's fini runs): "kv.so: worker 1:
+ * per-worker init failed: why", and the reload or start-up fails as for
+ * any init failure. fini may be NULL. A second jrpc_on_worker replaces the
+ * first. A host without workers (the library in a test) has one slot,
+ * worker 0. JRPC_EINVAL for a NULL init or outside init. */
+static inline int jrpc_on_worker(jrpc_reg_t *r, jrpc_worker_init_fn init,
+                                 jrpc_worker_fini_fn fini) {
+  return JRPC__API(r)->on_worker(r, init, fini);
+}
+/* In a handler, or through a deferred handle on its own loop (a jrpc_post
+ * callback, jrpc_queue_work's done; not in work(), which runs on a pool
+ * thread): the calling worker's slot of the module that registered the
+ * method, as its init stored it. NULL for a module without
+ * jrpc_on_worker. A deferred call finishing after a reload still gets the
+ * slot of the instance that started it. ABI 1.3. */
+static inline void *jrpc_worker_data(jrpc_call_t *c) {
+  return JRPC__API(c)->worker_data(c);
 }
 
 static inline jrpc_type_t jrpc_type(jrpc_call_t *c, jrpc_val_t v) {
@@ -405,7 +479,8 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
  * through the deferred handle and call jrpc_finish(d): the reply is sent
  * and d is gone. Nothing written means a null result.
  *
- * jrpc_post(d, fn, arg) is the one thread-safe call: from any thread it
+ * jrpc_post(d, fn, arg) is thread-safe (with jrpc_cancelled, the only
+ * calls that are): from any thread it
  * schedules fn(d, arg) on d's loop. It returns 0; JRPC_ECANCELED when the
  * host is shutting down (the host then ends the call itself, with -32007,
  * and d must not be used again); JRPC_ENOSYS without an event loop; or
@@ -416,9 +491,29 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
  * still the caller's to finish.
  *
  * A deferred call keeps its module loaded until finished, even across a
- * reload. If the client has gone, the reply is dropped quietly. Replies of
- * deferred calls may overtake later requests' replies on the connection;
- * a batch's reply waits for all of its calls. */
+ * reload. Replies of deferred calls may overtake later requests' replies
+ * on the connection; a batch's reply waits for all of its calls.
+ *
+ * Timeouts and cancellation (ABI 1.3). A deferred call may end before its
+ * handler finishes it: its deadline passes (call_timeout_ms, a plugin's
+ * timeout_ms or the method's "x-jrpcd-timeout-ms"; answered -32004 with
+ * {"timeout_ms":N}), the client cancels it ($/cancelRequest; answered
+ * -32800), its connection closes (nothing is sent), or the daemon stops
+ * (-32007). The client gets exactly one answer either way. jrpcd then runs
+ * the call's cancel callback (jrpc_on_cancel) once, on d's loop, sets the
+ * flag jrpc_cancelled(d) reads, and frees the reply buffer; the handle
+ * itself stays valid as a small tombstone (with its jrpc_alloc memory and
+ * a hold on its module) until the handler's jrpc_finish(d), which then
+ * returns JRPC_ECANCELED, sends nothing and releases it. So a handler
+ * always finishes each deferred call exactly once, cancelled or not: in
+ * the cancel callback when nothing of its own still refers to d (it may
+ * call jrpc_finish there), else when its work comes back. Writes to a
+ * cancelled call are refused (JRPC_EINVAL) and never sent. jrpc_post and
+ * jrpc_queue_work keep working on it (work still runs: poll
+ * jrpc_cancelled to stop early). A call ended by shutdown is the
+ * exception: its handle stays valid until the daemon exits, and
+ * jrpc_finish on it does nothing. Time spent waiting for a pool thread
+ * counts toward the call's timeout. */
 static inline jrpc_call_t *jrpc_defer(jrpc_call_t *c) {
   return JRPC__API(c)->defer(c);
 }
@@ -431,6 +526,19 @@ static inline int jrpc_post(jrpc_call_t *c, jrpc_post_fn fn, void *arg) {
 static inline int jrpc_queue_work(jrpc_call_t *c, jrpc_work_fn work,
                                   jrpc_post_fn done, void *arg) {
   return JRPC__API(c)->queue_work(c, work, done, arg);
+}
+/* On a deferred handle, on its loop: fn(d, arg) runs once, on the loop,
+ * when d is cancelled (see above); a second call replaces the first. 0;
+ * JRPC_EINVAL on a handle that is not deferred; JRPC_ECANCELED when d is
+ * cancelled already (fn is not called: finish d). ABI 1.3. */
+static inline int jrpc_on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
+  return JRPC__API(c)->on_cancel(c, fn, arg);
+}
+/* From any thread (a pool thread's work too), while d is not finished: 1
+ * once d has been cancelled, else 0 (always 0 for a synchronous call). An
+ * atomic read: cheap enough to poll in a loop. ABI 1.3. */
+static inline int jrpc_cancelled(jrpc_call_t *c) {
+  return JRPC__API(c)->cancelled(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -457,7 +565,8 @@ typedef struct jrpc_module_info {
   const char *name;
   const char *version;
   /* Register methods; *mod_data is handed to fini. Non-zero fails the
-   * load and nothing the module registered stays. */
+   * load and nothing the module registered stays. Every worker thread
+   * uses *mod_data at once: see "Threads" at the top. */
   int (*init)(jrpc_reg_t *r, void **mod_data);
   void (*fini)(void *mod_data);
 } jrpc_module_info_t;
