@@ -10,6 +10,8 @@
 # bench_pipeline's ("single named notification batch40 batch100 object30
 # echo1k"). E.g. the native backend alone:
 #   bench/callgrind.sh build/run native "single named notification batch100 echo1k"
+# CG_VALIDATE=1 checks math's params first, as validate_params = yes does
+# in the daemon (bench_pipeline --validate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
@@ -23,7 +25,7 @@ ir() { # mode-or-parser workload requests
   local sel=(--mode "$1")
   case $1 in native | simdjson | auto) sel=(--parser "$1") ;; esac
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" \
-    "${sel[@]}" --only "$2" --requests "$3" 2>&1 | awk '/refs:/ {gsub(",","",$NF); print $NF}'
+    "${sel[@]}" ${CG_VALIDATE:+--validate} --only "$2" --requests "$3" 2>&1 | awk '/refs:/ {gsub(",","",$NF); print $NF}'
 }
 # jsmn with its three validation modes, then the other backends (under
 # valgrind simdjson runs its haswell kernel whatever the CPU has).

@@ -15,9 +15,11 @@
 # and a call per request: calls = 2). Takes a few minutes. With
 # CG_KEEP=DIR the profiles stay there (KIND.WORKLOAD.REQUESTS, ':' as '_'),
 # for bench/callgrind_stages.sh. CG_CONF='...' appends config lines to the
-# daemon's config (e.g. an [access] section). CG_FRAMING=length or http
-# serves and sends that framing instead of newline (echo-server, which has
-# no HTTP, then shows -).
+# daemon's config (e.g. an [access] section); CG_SERVER='...' adds lines
+# to its [server] section (e.g. validate_params = no). CG_WINDOW=N keeps N
+# requests in flight instead of 64 (1: a read per request). CG_FRAMING=length
+# or http serves and sends that framing instead of newline (echo-server,
+# which has no HTTP, then shows -).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
@@ -49,7 +51,7 @@ ir() {
     valgrind --tool=callgrind --callgrind-out-file="$out" "$echo_server" \
       -u "$sock" -f "$framing" -j 1 >"$T/server.log" 2>&1 &
   else
-    printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n' "$parser" "$build/handlers" >"$T/c.conf"
+    printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n%s\n' "$parser" "$build/handlers" "${CG_SERVER:-}" >"$T/c.conf"
     printf '\n[plugin math]\npath = math.so\n\n[plugin echo]\npath = echo.so\n' >>"$T/c.conf"
     printf '\n[listen s]\nunix = %s\nframing = %s\n' "$sock" "$framing" >>"$T/c.conf"
     # CG_CONF: more config appended (an [access] section, say), to show
@@ -64,7 +66,7 @@ ir() {
     sleep 0.1
   done
   [ -S "$sock" ] || { cat "$T/server.log" >&2; echo "server did not start" >&2; exit 1; }
-  timeout 300 "$bench" -u "$sock" -f "$framing" -c 1 -w 64 -n "$n" -W "$wl" -q --timeout 60 \
+  timeout 300 "$bench" -u "$sock" -f "$framing" -c 1 -w "${CG_WINDOW:-64}" -n "$n" -W "$wl" -q --timeout 60 \
     >"$T/bench.log" 2>&1 || { cat "$T/bench.log" >&2; exit 1; }
   kill -TERM "$server"
   wait "$server" || true

@@ -29,6 +29,7 @@
 
 #include "dispatch.h"
 #include "module.h"
+#include "validate.h"
 #include "parser.h"
 #include "stream.h"
 
@@ -383,6 +384,7 @@ int main(int argc, char **argv) {
   size_t requests = 0;
   jrpc__jsmn_mode_t mode = JRPC__JSMN_FUSED;
   const char *backend = "jsmn"; /* or simdjson, auto */
+  int validate = 0; /* math's params checked first, as validate_params */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--trials") && i + 1 < argc)
       trials = atoi(argv[++i]);
@@ -390,6 +392,8 @@ int main(int argc, char **argv) {
       only = argv[++i];
     else if (!strcmp(argv[i], "--requests") && i + 1 < argc)
       requests = input_requests = (size_t)atol(argv[++i]);
+    else if (!strcmp(argv[i], "--validate"))
+      validate = 1;
     else if (!strcmp(argv[i], "--parser") && i + 1 < argc)
       backend = argv[++i];
     else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
@@ -400,7 +404,8 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--trials N] [--parser jsmn|simdjson|auto] "
-              "[--mode fused|separate|none] [--only NAME [--requests N]]\n",
+              "[--mode fused|separate|none] [--validate] "
+              "[--only NAME [--requests N]]\n",
               argv[0]);
       return 2;
     }
@@ -416,6 +421,11 @@ int main(int argc, char **argv) {
                          sizeof(err)) ||
       jrpc__module_start(&echo, echo_module_info(), "echo", &reg, NULL, err,
                          sizeof(err))) {
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
+  if (validate &&
+      jrpc__validate_owner(&reg, &math, err, sizeof(err), NULL, NULL) != 0) {
     fprintf(stderr, "%s\n", err);
     return 1;
   }

@@ -58,11 +58,15 @@ typedef struct jrpcd_plugin_conf {
   /* Its methods' call timeout, or JRPCD_TIMEOUT_SERVER: call_timeout_ms.
    * A method's own "x-jrpcd-timeout-ms" overrides either. */
   uint64_t timeout_ms;
+  int validate_params; /* JRPCD_TRI_*: unset (the server's), yes or no */
 } jrpcd_plugin_conf_t;
 
 #define JRPCD_TIMEOUT_SERVER UINT64_MAX
 /* libuv's own limit on its thread pool. */
 #define JRPCD_THREAD_POOL_MAX 1024
+
+/* A plugin's yes/no that may be left to the [server] key of that name. */
+enum { JRPCD_TRI_UNSET = 0, JRPCD_TRI_YES = 1, JRPCD_TRI_NO = 2 };
 
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
@@ -101,6 +105,8 @@ typedef struct jrpcd_config {
                                derived from workers (resolved) */
   uint32_t max_header_bytes; /* http, content-length: largest head (431) */
   uint32_t drain_ms;         /* SIGTERM: /health says 503 this long first */
+  int validate_params;      /* described methods' params checked (validate.h) */
+  uint32_t slow_call_ms;    /* calls that take longer are logged; 0 = off */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

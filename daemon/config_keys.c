@@ -80,6 +80,11 @@ static int principal_parses(const char *value, char *why, size_t whylen) {
 
 static const jrpcd_key_word_t plugin_timeout_words[] = {
     {"server", JRPCD_TIMEOUT_SERVER}, {NULL, 0}};
+/* A [plugin NAME] yes/no left unset unless given (the server's then). */
+static const jrpcd_key_word_t tri_words[] = {
+    {"yes", JRPCD_TRI_YES},  {"no", JRPCD_TRI_NO},  {"true", JRPCD_TRI_YES},
+    {"false", JRPCD_TRI_NO}, {"on", JRPCD_TRI_YES}, {"off", JRPCD_TRI_NO},
+    {"1", JRPCD_TRI_YES},    {"0", JRPCD_TRI_NO},   {NULL, 0}};
 
 static const jrpcd_key_word_t tls_versions[] = {
     {"1.2", 0}, {"1.3", 0}, {NULL, 0}};
@@ -153,6 +158,13 @@ const jrpcd_key_t jrpcd_keys[] = {
             "beyond)"},
     {"drain_ms", SERVER(drain_ms), UINT(0, 3600000), .def = "0",
      .doc = "on SIGTERM, ms of serving with /health at 503 before the stop"},
+    {"validate_params", SERVER(validate_params), .type = JRPCD_KEY_BOOL,
+     .def = "yes",
+     .doc = "described methods' params are checked before the handler "
+            "(-32602)"},
+    {"slow_call_ms", SERVER(slow_call_ms), UINT(0, UINT32_MAX), .def = "1000",
+     .doc = "calls that take longer are logged and kept for rpc.stats; "
+            "0 = off"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
@@ -215,6 +227,9 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"timeout_ms", PLUGIN(timeout_ms), UINT(0, UINT32_MAX),
      .words = plugin_timeout_words, .def = "server",
      .doc = "call_timeout_ms for this plugin's methods; 0 = never"},
+    {"validate_params", PLUGIN(validate_params), .type = JRPCD_KEY_ENUM,
+     .words = tri_words, .what = "yes or no",
+     .doc = "this plugin's methods: validate_params of [server] overridden"},
 };
 const size_t jrpcd_nkeys = sizeof jrpcd_keys / sizeof jrpcd_keys[0];
 
@@ -657,6 +672,8 @@ int jrpcd_key_format(const jrpcd_key_t *k, const void *base, char *out,
   case JRPCD_KEY_ENUM: {
     uint64_t v = load_uint(p, k->size);
     const char *w = word_of(k->words, v);
+    if (!w && k->type == JRPCD_KEY_ENUM)
+      return 0; /* a value no word gives: left unset (JRPCD_TRI_UNSET) */
     if (w)
       append(out, cap, &off, "%s", w);
     else

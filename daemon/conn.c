@@ -79,14 +79,7 @@ static void peer_of(jrpcd_conn_t *c) {
 }
 
 const char *jrpcd_conn_peer_text(const jrpcd_conn_t *c, char *buf, size_t n) {
-  const jrpc_peer_t *p = &c->st.peer;
-  if (p->family == AF_UNIX)
-    snprintf(buf, n, "pid %d uid %d", (int)p->pid, (int)p->uid);
-  else if (p->family == AF_INET6)
-    snprintf(buf, n, "[%s]:%u", p->addr, p->port);
-  else
-    snprintf(buf, n, "%s:%u", p->addr, p->port);
-  return buf;
+  return jrpcd_peer_text(&c->st.peer, buf, n);
 }
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
@@ -287,6 +280,10 @@ feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
   jrpc__engine_t *e = &c->w->engine;
   const jrpc__registry_t *outer = e->reg;
   e->reg = c->reg;
+  /* Latency: calls of this read start now (a feed inside another's keeps
+   * the outer read's start for after). */
+  uint64_t outer_t = e->t_read;
+  e->t_read = jrpc__clock_ns();
   /* While the stream works through its frames, replies finished inside
    * them (a handler ending another deferred call) must not flush, and
    * so perhaps close, this connection under it: the flush below does. */
@@ -298,6 +295,9 @@ feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
   }
   c->feeding = 0;
   e->reg = outer;
+  if (e->ntouched) /* its synchronous calls end with the read */
+    jrpc__lat_flush(e, jrpc__clock_ns(), &c->st.peer);
+  e->t_read = outer_t;
   note_frame_start(c, frames_before);
   if (rc == JRPC__ECLOSE) {
     /* Framing is lost (a length prefix over the limit): the -32001

@@ -8,6 +8,7 @@
 #include "gen_tls.h"
 #include "log.h"
 #include "rpcstats.h"
+#include "validate.h"
 
 typedef const jrpc_module_info_t *(*entry_fn)(void);
 
@@ -22,10 +23,21 @@ static void plugin_unload(jrpcd_plugin_t *p) {
   p->name = p->path = NULL;
 }
 
-/* dlopen, find the entry, check the ABI, run init. */
+static void not_checked(void *arg, const char *method, const char *why) {
+  const jrpcd_plugin_t *p = arg;
+  jrpcd_info("[plugin %s] %s: params not checked: %s", p->name, method, why);
+}
+
+/* validate_params: the plugin's own setting, else the server's. */
+static int checks_params(const jrpcd_plugin_conf_t *pc, int server) {
+  return pc->validate_params ? pc->validate_params == JRPCD_TRI_YES : server;
+}
+
+/* dlopen, find the entry, check the ABI, run init, compile the params
+ * checks of its described methods. */
 static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
-                       jrpc__registry_t *reg, unsigned nworkers, char *err,
-                       size_t errlen) {
+                       int validate_params, jrpc__registry_t *reg,
+                       unsigned nworkers, char *err, size_t errlen) {
   memset(p, 0, sizeof(*p));
   p->name = strdup(pc->name);
   p->path = strdup(pc->path);
@@ -61,6 +73,12 @@ static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
     p->mod.info = NULL; /* not started: no fini */
     snprintf(err, errlen, "[plugin %s] %s", p->name, why);
     return -1;
+  }
+  if (checks_params(pc, validate_params) &&
+      jrpc__validate_owner(reg, &p->mod, why, sizeof(why), not_checked, p)) {
+    jrpc__registry_remove_owner(reg, &p->mod);
+    snprintf(err, errlen, "[plugin %s] %s: %s", p->name, p->path, why);
+    return -1; /* plugin_unload runs fini */
   }
   return 0;
 }
@@ -107,8 +125,8 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_t *p = &g->plugins[g->nplugins];
     char why[768];
-    if (plugin_load(p, &c->plugins[i], &g->reg, nworkers, why, sizeof(why)) ==
-        0) {
+    if (plugin_load(p, &c->plugins[i], c->validate_params, &g->reg, nworkers,
+                    why, sizeof(why)) == 0) {
       confs[g->nplugins++] = &c->plugins[i];
       continue;
     }

@@ -46,6 +46,41 @@ static void w_workers(jrpc_call_t *c, const jrpcd_server_t *srv) {
   jrpc_w_arr_end(c);
 }
 
+uint64_t jrpcd_stats_latency(jrpcd_gen_t *g, uint32_t slot,
+                             uint64_t out[JRPC__LAT_BUCKETS],
+                             uint64_t *max_ns) {
+  uint64_t total = 0, max = 0;
+  memset(out, 0, JRPC__LAT_BUCKETS * sizeof(out[0]));
+  for (unsigned w = 0; w < g->nworkers; w++) {
+    const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[slot];
+    for (unsigned k = 0; k < JRPC__LAT_BUCKETS; k++) {
+      uint64_t v = JRPC__STAT_GET(m->lat[k]);
+      out[k] += v;
+      total += v;
+    }
+    uint64_t mx = JRPC__STAT_GET(m->max_ns);
+    max = mx > max ? mx : max;
+  }
+  if (max_ns)
+    *max_ns = max;
+  return total;
+}
+
+/* Microseconds, rounded up: a call of 1 ns took "1 us", not 0. */
+static uint64_t us_up(uint64_t ns) {
+  return ns / 1000 + (ns % 1000 != 0);
+}
+
+/* p50, p99 and the longest call, in microseconds, of calls that ended;
+ * the quantiles are their bucket's upper bound (within 25%, stats.h). */
+static void w_latency(jrpc_call_t *c, jrpcd_gen_t *g, uint32_t slot) {
+  uint64_t h[JRPC__LAT_BUCKETS], max_ns;
+  uint64_t total = jrpcd_stats_latency(g, slot, h, &max_ns);
+  w_num(c, "p50_us", us_up(jrpc__lat_quantile_ns(h, total, 0.50, max_ns)));
+  w_num(c, "p99_us", us_up(jrpc__lat_quantile_ns(h, total, 0.99, max_ns)));
+  w_num(c, "max_us", us_up(max_ns));
+}
+
 /* Per method, summed over workers, sorted by name. */
 /* The methods the caller's view serves (its listener's `methods`, the
  * [access] rules), summed over workers, sorted by name. */
@@ -64,20 +99,36 @@ static int w_methods(jrpc_call_t *c, jrpcd_gen_t *g,
   jrpc_w_key(c, "methods", 7);
   jrpc_w_obj(c);
   for (uint32_t k = 0; k < n; k++) {
-    uint64_t calls = 0, errors = 0;
+    uint64_t calls = 0, errors = 0, timeouts = 0, cancelled = 0;
     for (unsigned w = 0; w < g->nworkers; w++) {
       const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[refs[k].slot];
       calls += JRPC__STAT_GET(m->calls);
       errors += JRPC__STAT_GET(m->errors);
+      timeouts += JRPC__STAT_GET(m->timeouts);
+      cancelled += JRPC__STAT_GET(m->cancelled);
     }
     jrpc_w_key(c, refs[k].name, refs[k].len);
     jrpc_w_obj(c);
     w_num(c, "calls", calls);
     w_num(c, "errors", errors);
+    w_num(c, "timeouts", timeouts);
+    w_num(c, "cancelled", cancelled);
+    w_latency(c, g, refs[k].slot);
     jrpc_w_obj_end(c);
   }
   jrpc_w_obj_end(c);
   return 0;
+}
+
+/* The last slow calls of all workers, merged by time. */
+static int w_slow(jrpc_call_t *c, const jrpcd_server_t *srv) {
+  jrpcd_slowcalls_t **rings =
+      jrpc_alloc(c, (srv->nworkers + 1) * sizeof(*rings));
+  if (!rings)
+    return JRPC_ENOMEM;
+  for (unsigned i = 0; i < srv->nworkers; i++)
+    rings[i] = &srv->workers[i].slow;
+  return jrpcd_slowcalls_write(c, rings, srv->nworkers);
 }
 
 static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
@@ -98,6 +149,8 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   w_num(c, "connections", atomic_load(&srv->nconns));
   w_workers(c, srv);
   int rc = w_methods(c, g, e->reg);
+  if (!rc)
+    rc = w_slow(c, srv);
   if (rc)
     return rc;
   jrpc_w_obj_end(c);
@@ -107,10 +160,9 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
 int jrpcd_stats_attach(jrpcd_gen_t *g, unsigned nworkers) {
   if (jrpc__registry_add_builtin(&g->reg, "rpc.stats", rpc_stats, NULL) != 0)
     return -1;
-  /* The registry is final now: size the rows for its slots, each row on
-   * its own cache lines so that workers never share one. */
-  size_t per_line = CACHE_LINE / sizeof(jrpc__mstat_t);
-  g->mstride = ((size_t)g->reg.mask + 1 + per_line - 1) / per_line * per_line;
+  /* The registry is final now: size the rows for its slots. Each entry
+   * is on cache lines of its own (stats.h), so workers never share one. */
+  g->mstride = (size_t)g->reg.mask + 1;
   g->nworkers = nworkers;
   g->mstats =
       aligned_alloc(CACHE_LINE, g->mstride * nworkers * sizeof(jrpc__mstat_t));

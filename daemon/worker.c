@@ -440,6 +440,11 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   jrpc__engine_init(&w->engine, NULL, &lim, parser);
   w->engine.worker = index;
   w->engine_ready = 1;
+  jrpcd_slowcalls_init(&w->slow);
+  w->engine.slow = jrpcd_slowcalls_note;
+  w->engine.slow_arg = &w->slow;
+  w->engine.slow_ns = (uint64_t)srv->conf.slow_call_ms * 1000000u;
+  /* slow_ns is only ever set together with the hook (dispatch.h). */
   if (uv_loop_init(&w->loop) != 0) {
     snprintf(err, errlen, "worker %u: cannot create an event loop", index);
     return -1;
@@ -530,5 +535,6 @@ void jrpcd_worker_free(jrpcd_worker_t *w) {
   w->servers = NULL;
   free(w->tls_in);
   w->tls_in = NULL;
+  jrpcd_slowcalls_free(&w->slow);
   pthread_mutex_destroy(&w->mu);
 }

@@ -13,6 +13,7 @@
 #include "http.h"
 #include "listener.h"
 #include "plugins.h"
+#include "slowcalls.h"
 #include "stream.h"
 
 struct jrpcd_server;
@@ -128,6 +129,7 @@ typedef struct jrpcd_worker {
   jrpc__counter_t accepted;  /* connections served since start */
   jrpc__counter_t bytes_in;  /* read from clients */
   jrpc__counter_t bytes_out; /* written to clients */
+  jrpcd_slowcalls_t slow;    /* slow_call_ms: the last few, the log's limit */
   uint8_t stopping;          /* shutdown began */
   uint8_t stopped;           /* handles closed; the loop is ending */
   uint8_t engine_ready;      /* jrpcd_worker_free has an engine to free */

@@ -198,6 +198,12 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->is_deferred = 1;
   dc->method = call->method; /* in gen_reg's generation, which d holds */
   dc->ms = jrpc__call_mstat(call);
+  if (dc->ms) {
+    /* Not one of the read's synchronous calls after all: it ends when it
+     * ends, timed from the read that brought it. */
+    dc->ms->pend--;
+    dc->start_ns = e->t_read;
+  }
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
   jrpc__writer_init(&dc->w, &d->out);
@@ -279,7 +285,22 @@ static void batch_add(jrpc__batch_t *b, jrpc__outbuf_t *reply) {
  * deadline is dropped. Per-method counts of outcomes belong here. */
 static void call_ended(jrpc__engine_t *e, jrpc__deferred_t *d,
                        jrpc__call_end_t how) {
-  (void)how;
+  jrpc__call_t *dc = &d->call;
+  if (dc->ms) {
+    /* Its latency and outcome (rpc.stats, slow_call_ms). */
+    static const jrpc__outcome_t outcome[] = {
+        [JRPC__END_FINISHED] = JRPC__OUT_OK,
+        [JRPC__END_TIMED_OUT] = JRPC__OUT_TIMED_OUT,
+        [JRPC__END_CANCELLED] = JRPC__OUT_CANCELLED,
+        [JRPC__END_GONE] = JRPC__OUT_CANCELLED,
+        [JRPC__END_SHUTDOWN] = JRPC__OUT_ERROR,
+    };
+    jrpc__outcome_t o = outcome[how];
+    if (how == JRPC__END_FINISHED &&
+        (dc->err_code || dc->too_large || dc->w.bad))
+      o = JRPC__OUT_ERROR;
+    jrpc__stats_call_end(dc, o, jrpc__clock_ns() - dc->start_ns);
+  }
   e->n_live--;
   if (e->live_total)
     atomic_fetch_sub(e->live_total, 1);

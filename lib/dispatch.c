@@ -57,8 +57,59 @@ void jrpc__engine_free(jrpc__engine_t *e) {
 static void count_error(jrpc__engine_t *e, const jrpc__call_t *call) {
   JRPC__STAT_INC(e->stats.errors);
   jrpc__mstat_t *ms = call ? jrpc__call_mstat(call) : NULL;
-  if (ms)
+  if (ms) {
     JRPC__STAT_INC(ms->errors);
+    if (!call->is_deferred)
+      ms->pend_err++; /* its outcome, for a slow-call line */
+  }
+}
+
+/* The hook for n calls of ns, of which `failed` were errors. */
+static void report_slow(jrpc__engine_t *e, const char *method, uint64_t ns,
+                        const jrpc_peer_t *peer, uint32_t n, uint32_t failed) {
+  jrpc__slow_call_t s = {method, ns, peer, JRPC__OUT_OK, n - failed};
+  if (s.calls)
+    e->slow(e->slow_arg, &s);
+  s.outcome = JRPC__OUT_ERROR;
+  s.calls = failed;
+  if (s.calls)
+    e->slow(e->slow_arg, &s);
+}
+
+void jrpc__lat_report_slow(jrpc__engine_t *e, uint64_t ns,
+                           const jrpc_peer_t *peer) {
+  for (uint32_t i = 0; i < e->ntouched; i++) {
+    const jrpc__mstat_t *ms = e->touched[i];
+    if (ms->pend)
+      report_slow(e, e->gen_reg->slots[ms - e->mstats].name, ns,
+                  peer ? peer : &e->no_peer, ms->pend, ms->pend_err);
+  }
+}
+
+void jrpc__stats_call_end(jrpc__call_t *call, jrpc__outcome_t outcome,
+                          uint64_t ns) {
+  jrpc__mstat_t *ms = jrpc__call_mstat(call);
+  if (!ms)
+    return;
+  jrpc__lat_add(ms, ns, 1);
+  if (outcome == JRPC__OUT_TIMED_OUT)
+    JRPC__STAT_INC(ms->timeouts);
+  else if (outcome == JRPC__OUT_CANCELLED)
+    JRPC__STAT_INC(ms->cancelled);
+  jrpc__engine_t *e = call->e;
+  if (e->slow && e->slow_ns && ns >= e->slow_ns) {
+    jrpc__slow_call_t s = {call->method ? call->method->name : "?", ns,
+                           call->peer, outcome, 1};
+    e->slow(e->slow_arg, &s);
+  }
+}
+
+/* A method's row gets a synchronous call: listed once per read. */
+JRPC__INLINE void lat_touch(jrpc__engine_t *e, jrpc__mstat_t *ms,
+                            const jrpc_peer_t *peer) {
+  if (JRPC__UNLIKELY(e->ntouched == JRPC__TOUCHED_MAX))
+    jrpc__lat_flush(e, jrpc__clock_ns(), peer);
+  e->touched[e->ntouched++] = ms;
 }
 
 /* {"limit":L,"got":G} as error data. */
@@ -177,8 +228,11 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   jrpc__call_t *call = &e->call;
   call->method = m; /* one store: the counters' row follows from it */
   jrpc__mstat_t *ms = e->mstats ? &e->mstats[m->slot] : NULL;
-  if (ms)
+  if (ms) {
     JRPC__STAT_INC(ms->calls);
+    if (!ms->pend++) /* its latency comes with the read's end */
+      lat_touch(e, ms, peer);
+  }
   jrpc__arena_mark_t am = jrpc__arena_mark(&e->arena);
   call->peer = peer ? peer : &e->no_peer;
   call->err_code = 0;

@@ -54,7 +54,25 @@ typedef struct jrpc__call {
    * method of the generation it holds, and its counters in ms. */
   const jrpc__method_t *method;
   jrpc__mstat_t *ms; /* a deferred call's counters, or NULL */
+  uint64_t start_ns; /* a deferred call's: when its read began (its
+                        latency's start) */
 } jrpc__call_t;
+
+/* A call slower than the engine's slow_ns, for the host to log and keep:
+ * `calls` synchronous calls of one read share a duration (see
+ * jrpc__lat_flush), a deferred call is one. */
+typedef struct jrpc__slow_call {
+  const char *method;
+  uint64_t ns;
+  const jrpc_peer_t *peer;
+  jrpc__outcome_t outcome;
+  uint32_t calls;
+} jrpc__slow_call_t;
+typedef void (*jrpc__slow_fn)(void *arg, const jrpc__slow_call_t *s);
+
+/* Methods whose synchronous calls one read can hold before their
+ * latencies are added up early (jrpc__lat_flush). */
+#define JRPC__TOUCHED_MAX 16
 
 typedef void (*jrpc__log_fn)(void *arg, int level, const char *msg);
 
@@ -99,6 +117,16 @@ typedef struct jrpc__engine {
   /* Which worker this engine serves, for jrpc_worker_data: the slot of
    * each module's per-worker state. 0 in a host with one thread. */
   uint32_t worker;
+  /* Latency, with mstats: when the read being handled began (the host
+   * sets it from jrpc__clock_ns), the rows its synchronous calls reached
+   * so far (their mstat.pend), and the host's hook for calls of slow_ns or
+   * longer (0: none). */
+  uint64_t t_read;
+  uint32_t ntouched;
+  jrpc__mstat_t *touched[JRPC__TOUCHED_MAX];
+  uint64_t slow_ns; /* nonzero only with `slow` set */
+  jrpc__slow_fn slow;
+  void *slow_arg;
 } jrpc__engine_t;
 
 /* The counters of call's method, or NULL when not counted. */
@@ -128,6 +156,41 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
  * error object. With `data`, the writer is re-armed for the data value. */
 int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
                          int data);
+
+/* The slow-call hook for each method of e->touched with calls pending. */
+void jrpc__lat_report_slow(jrpc__engine_t *e, uint64_t ns,
+                           const jrpc_peer_t *peer);
+
+/* Latency of the synchronous calls since the read began (e->t_read):
+ * each ends when the read's frames are all answered, at `now`, so calls
+ * pipelined in one read share one duration and two clock reads; peer is
+ * the read's connection. The host calls it after each read; dispatch
+ * calls it early when more than JRPC__TOUCHED_MAX methods were reached.
+ * Inline: once per read, with the bucket found once for all. */
+static inline void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now,
+                                   const jrpc_peer_t *peer) {
+  uint64_t ns = now > e->t_read ? now - e->t_read : 0;
+  if (__builtin_expect(e->slow_ns && ns >= e->slow_ns, 0))
+    jrpc__lat_report_slow(e, ns, peer);
+  unsigned k = jrpc__lat_bucket(ns);
+  for (uint32_t i = 0; i < e->ntouched; i++) {
+    jrpc__mstat_t *ms = e->touched[i];
+    if (ms->pend) {
+      JRPC__STAT_ADD(ms->lat[k], ms->pend);
+      if (ns > JRPC__STAT_GET(ms->max_ns))
+        atomic_store_explicit(&ms->max_ns, ns, memory_order_relaxed);
+    }
+    ms->pend = ms->pend_err = 0;
+  }
+  e->ntouched = 0;
+}
+
+/* A deferred call has ended after ns: its latency, its outcome's counter
+ * and, if slow, the host's hook. async.c's call_ended calls it for every
+ * ending (finished, timed out, cancelled, gone, shutdown). Nothing
+ * without counters. */
+void jrpc__stats_call_end(jrpc__call_t *call, jrpc__outcome_t outcome,
+                          uint64_t ns);
 
 /* Appends the framed -32001 reply for a frame of `got` bytes. */
 int jrpc__dispatch_too_large(jrpc__engine_t *e, jrpc__framing_t framing,

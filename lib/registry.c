@@ -20,6 +20,7 @@ void jrpc__registry_free(jrpc__registry_t *r) {
   for (uint32_t i = 0; i <= r->mask; i++) {
     free(r->slots[i].name);
     free(r->slots[i].desc);
+    free(r->slots[i].vplan);
   }
   free(r->slots);
   r->slots = NULL;
@@ -133,6 +134,7 @@ void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner) {
     if (m->owner == owner) {
       free(m->name);
       free(m->desc);
+      free(m->vplan);
       continue;
     }
     place(&fresh, m);

@@ -652,7 +652,8 @@ static void test_errors(void **state) {
                "output_high_water, max_pending_calls, "
                "max_pending_calls_total, parser_auto_threshold, "
                "early_reply_frames, frame_timeout_ms, call_timeout_ms, "
-               "thread_pool, max_header_bytes, drain_ms)");
+               "thread_pool, max_header_bytes, drain_ms, validate_params, "
+               "slow_call_ms)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,

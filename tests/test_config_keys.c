@@ -365,6 +365,7 @@ static void test_print(void **state) {
       "\n[listen d]\ntcp = 127.0.0.1:1\nframing = newline  ; default\n"
       "stats = no  ; default\n",
       "\n[plugin p]\npath = /dev/null\ntimeout_ms = server  ; default\n"
+      "; validate_params is not set\n"
       "k = two words\n",
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)

@@ -14,10 +14,10 @@
 
 #include "common.h"
 #include "params.h"
+#include "testutil.h"
 #include "parser.h"
 #include "view.h"
 
-static const char *const backends[] = {"native", "jsmn", "simdjson"};
 static const char *const names[3] = {"a", "b", "c"};
 
 /* params texts: shapes, numbers of every spelling, wrong types, absent
@@ -108,63 +108,23 @@ static void same(const char *what, const char *backend, const char *text,
   }
 }
 
-static void test_agree(void **state) {
-  (void)state;
-  int ran = 0;
-  for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
-    jrpc__parser_t *p = jrpc__parser_new(backends[b]);
-    if (!p)
-      continue; /* simdjson: not in this build */
-    ran++;
-    jrpc__arena_t a;
-    jrpc__arena_init(&a, 1 << 16, 1 << 20);
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-      char frame[512];
-      int fn = snprintf(frame, sizeof(frame),
-                        "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":%s,"
-                        "\"id\":1}",
-                        cases[i]);
-      char *buf = calloc(1, (size_t)fn + JRPC__PAD);
-      assert_non_null(buf);
-      memcpy(buf, frame, (size_t)fn);
-      jrpc__parsed_t ps;
-      assert_int_equal(p->ops->parse(p, buf, (size_t)fn, &a, 10, &ps), 0);
-      assert_int_equal(ps.status, JRPC__PARSE_OK);
-      jrpc_val_t params = ps.env[0].params;
-      for (uint32_t n = 1; n <= 3; n++) {
-        jrpc_num_t want[3], got[3], views[3];
-        memset(got, 0x5a, sizeof(got));
-        memset(views, 0x5a, sizeof(views));
-        int rw = oracle(params, n, want);
-        int rg = jrpc__params_num(params, names, n, got);
-        int rv = jrpc__params_num_views(params, names, n, views);
-        same("params_num", backends[b], cases[i], n, rw, want, rg, got);
-        same("by views", backends[b], cases[i], n, rw, want, rv, views);
-      }
-      jrpc__arena_reset(&a);
-      free(buf);
-    }
-    jrpc__arena_free(&a);
-    jrpc__parser_destroy(p);
+static void agree(const char *backend, size_t i, jrpc_val_t params, void *arg) {
+  (void)arg;
+  for (uint32_t n = 1; n <= 3; n++) {
+    jrpc_num_t want[3], got[3], views[3];
+    memset(got, 0x5a, sizeof(got));
+    memset(views, 0x5a, sizeof(views));
+    int rw = oracle(params, n, want);
+    int rg = jrpc__params_num(params, names, n, got);
+    int rv = jrpc__params_num_views(params, names, n, views);
+    same("params_num", backend, cases[i], n, rw, want, rg, got);
+    same("by views", backend, cases[i], n, rw, want, rv, views);
   }
-  assert_true(ran >= 2);
 }
 
-/* The params of one request frame (text NULL: no params member). buf
- * must stay alive while the view is used. */
-static jrpc_val_t params_of(jrpc__parser_t *p, jrpc__arena_t *a,
-                            const char *text, char *buf, size_t cap) {
-  int fn = text ? snprintf(buf, cap - JRPC__PAD,
-                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\","
-                           "\"params\":%s,\"id\":1}",
-                           text)
-                : snprintf(buf, cap - JRPC__PAD,
-                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":1}");
-  memset(buf + fn, 0, JRPC__PAD);
-  jrpc__parsed_t ps;
-  assert_int_equal(p->ops->parse(p, buf, (size_t)fn, a, 10, &ps), 0);
-  assert_int_equal(ps.status, JRPC__PARSE_OK);
-  return ps.env[0].params;
+static void test_agree(void **state) {
+  (void)state;
+  tu_each_backend(cases, sizeof(cases) / sizeof(cases[0]), agree, NULL);
 }
 
 /* Answers a handler relies on, spelled out. */
@@ -177,7 +137,7 @@ static void test_values(void **state) {
   jrpc_num_t o[2];
 
   jrpc_val_t v =
-      params_of(p, &a, "{\"b\":2.5,\"\\u0061\":-3}", buf, sizeof(buf));
+      tu_params_of(p, &a, "{\"b\":2.5,\"\\u0061\":-3}", buf, sizeof(buf));
   assert_int_equal(jrpc__params_num(v, names, 2, o), 0);
   assert_int_equal(o[0].status, 0);
   assert_int_equal(o[0].is_int, 1);
@@ -189,18 +149,18 @@ static void test_values(void **state) {
   /* Named params without names to look for. */
   assert_int_equal(jrpc__params_num(v, NULL, 2, o), JRPC_ETYPE);
 
-  v = params_of(p, &a, "[7,\"x\"]", buf, sizeof(buf));
+  v = tu_params_of(p, &a, "[7,\"x\"]", buf, sizeof(buf));
   assert_int_equal(jrpc__params_num(v, NULL, 2, o), 0);
   assert_int_equal(o[0].i, 7);
   assert_int_equal(o[1].status, JRPC_ETYPE);
   assert_int_equal(jrpc__params_num(v, NULL, 1, o), JRPC_EINVAL);
 
-  v = params_of(p, &a, "{\"a\":1e999}", buf, sizeof(buf));
+  v = tu_params_of(p, &a, "{\"a\":1e999}", buf, sizeof(buf));
   assert_int_equal(jrpc__params_num(v, names, 2, o), 0);
   assert_int_equal(o[0].status, JRPC_ERANGE);
   assert_int_equal(o[1].status, JRPC_ENOENT);
 
-  v = params_of(p, &a, NULL, buf, sizeof(buf));
+  v = tu_params_of(p, &a, NULL, buf, sizeof(buf));
   assert_int_equal(jrpc__params_num(v, names, 2, o), JRPC_ETYPE);
   jrpc__arena_free(&a);
   jrpc__parser_destroy(p);

@@ -1081,3 +1081,41 @@ char *tu_strdup(const char *s) {
   memcpy(p, s, n);
   return p;
 }
+
+jrpc_val_t tu_params_of(jrpc__parser_t *p, jrpc__arena_t *a, const char *text,
+                        char *buf, size_t cap) {
+  int fn = text ? snprintf(buf, cap - JRPC__PAD,
+                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\","
+                           "\"params\":%s,\"id\":1}",
+                           text)
+                : snprintf(buf, cap - JRPC__PAD,
+                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":1}");
+  assert_true(fn > 0 && (size_t)fn < cap - JRPC__PAD);
+  memset(buf + fn, 0, JRPC__PAD);
+  jrpc__parsed_t ps;
+  assert_int_equal(p->ops->parse(p, buf, (size_t)fn, a, 10, &ps), 0);
+  assert_int_equal(ps.status, JRPC__PARSE_OK);
+  return ps.env[0].params;
+}
+
+void tu_each_backend(const char *const *texts, size_t n, tu_backend_case_fn fn,
+                     void *arg) {
+  static const char *const backends[] = {"native", "jsmn", "simdjson"};
+  int ran = 0;
+  for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
+    jrpc__parser_t *p = jrpc__parser_new(backends[b]);
+    if (!p)
+      continue; /* simdjson: not in this build */
+    ran++;
+    jrpc__arena_t a;
+    jrpc__arena_init(&a, 1 << 16, 1 << 20);
+    for (size_t i = 0; i < n; i++) {
+      char buf[1024];
+      fn(backends[b], i, tu_params_of(p, &a, texts[i], buf, sizeof(buf)), arg);
+      jrpc__arena_reset(&a);
+    }
+    jrpc__arena_free(&a);
+    jrpc__parser_destroy(p);
+  }
+  assert_true(ran >= 2);
+}

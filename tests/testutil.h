@@ -204,6 +204,21 @@ void tu_assert_json_(const char *r, size_t rn, const char *expected,
 void tu_assert_code_(const char *r, size_t rn, int32_t code, const char *file,
                      int line);
 
+/* The params of a request frame {"jsonrpc":"2.0","method":"m","params":
+ * TEXT,"id":1} parsed by p (text NULL: no params member), written into
+ * buf, which must stay alive while the view is used. Asserts. */
+jrpc_val_t tu_params_of(jrpc__parser_t *p, jrpc__arena_t *a, const char *text,
+                        char *buf, size_t cap);
+
+/* Runs fn(backend, i, params, arg) for each of the n params texts (NULL:
+ * no params member) on every parser backend of the build (native, jsmn,
+ * simdjson), params being texts[i] as that backend parsed it
+ * (tu_params_of). Asserts that at least two backends ran. */
+typedef void (*tu_backend_case_fn)(const char *backend, size_t i,
+                                   jrpc_val_t params, void *arg);
+void tu_each_backend(const char *const *texts, size_t n, tu_backend_case_fn fn,
+                     void *arg);
+
 /* Bytes of a big or odd string, for test inputs: a heap copy of s. */
 char *tu_strdup(const char *s);
 

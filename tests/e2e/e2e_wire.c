@@ -95,8 +95,7 @@ static const char *const split_replies[] = {
     RES("3", "1"),
     RES("[\"a\\\"b\\\\c\\u0001\",{\"k\":[]},-0.5e-3]", "\"two\""),
     "[" RES("9", "3") "," ERRD("-32602", "Invalid params",
-                               "{\"param\":\"params\",\"reason\":\"expected "
-                               "exactly two numbers\"}",
+                               "{\"param\":\"b\",\"reason\":\"missing\"}",
                                "4") "]",
     ERR("-32700", "Parse error", "null"),
     ERR("-32600", "Invalid Request", "5"),
