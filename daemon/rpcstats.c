@@ -47,9 +47,9 @@ static void w_workers(jrpc_call_t *c, const jrpcd_server_t *srv) {
 }
 
 uint64_t jrpcd_stats_latency(jrpcd_gen_t *g, uint32_t slot,
-                             uint64_t out[JRPC__LAT_BUCKETS],
-                             uint64_t *max_ns) {
-  uint64_t total = 0, max = 0;
+                             uint64_t out[JRPC__LAT_BUCKETS], uint64_t *max_ns,
+                             uint64_t *sum_ns) {
+  uint64_t total = 0, max = 0, sum = 0;
   memset(out, 0, JRPC__LAT_BUCKETS * sizeof(out[0]));
   for (unsigned w = 0; w < g->nworkers; w++) {
     const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[slot];
@@ -60,9 +60,12 @@ uint64_t jrpcd_stats_latency(jrpcd_gen_t *g, uint32_t slot,
     }
     uint64_t mx = JRPC__STAT_GET(m->max_ns);
     max = mx > max ? mx : max;
+    sum += JRPC__STAT_GET(m->sum_ns);
   }
   if (max_ns)
     *max_ns = max;
+  if (sum_ns)
+    *sum_ns = sum;
   return total;
 }
 
@@ -75,7 +78,7 @@ static uint64_t us_up(uint64_t ns) {
  * the quantiles are their bucket's upper bound (within 25%, stats.h). */
 static void w_latency(jrpc_call_t *c, jrpcd_gen_t *g, uint32_t slot) {
   uint64_t h[JRPC__LAT_BUCKETS], max_ns;
-  uint64_t total = jrpcd_stats_latency(g, slot, h, &max_ns);
+  uint64_t total = jrpcd_stats_latency(g, slot, h, &max_ns, NULL);
   w_num(c, "p50_us", us_up(jrpc__lat_quantile_ns(h, total, 0.50, max_ns)));
   w_num(c, "p99_us", us_up(jrpc__lat_quantile_ns(h, total, 0.99, max_ns)));
   w_num(c, "max_us", us_up(max_ns));

@@ -25,10 +25,12 @@ void jrpcd_stats_log_final(struct jrpcd_server *srv);
 /* Method `slot`'s latency histogram (lib/stats.h) summed over g's
  * workers into out[JRPC__LAT_BUCKETS]: out[k] calls took at least
  * jrpc__lat_lower_ns(k) and less than jrpc__lat_lower_ns(k + 1). Returns
- * the calls counted; *max_ns, if given, gets the longest. For rpc.stats
+ * the calls counted; *max_ns, if given, gets the longest and *sum_ns
+ * their total time. For rpc.stats
  * and a Prometheus exporter alike; lock-free reads of counters that their
  * workers keep bumping, so a moment's snapshot. */
 uint64_t jrpcd_stats_latency(jrpcd_gen_t *g, uint32_t slot,
-                             uint64_t out[JRPC__LAT_BUCKETS], uint64_t *max_ns);
+                             uint64_t out[JRPC__LAT_BUCKETS], uint64_t *max_ns,
+                             uint64_t *sum_ns);
 
 #endif

@@ -177,6 +177,7 @@ static inline void jrpc__lat_flush(jrpc__engine_t *e, uint64_t now,
     jrpc__mstat_t *ms = e->touched[i];
     if (ms->pend) {
       JRPC__STAT_ADD(ms->lat[k], ms->pend);
+      JRPC__STAT_ADD(ms->sum_ns, ns * ms->pend);
       if (ns > JRPC__STAT_GET(ms->max_ns))
         atomic_store_explicit(&ms->max_ns, ns, memory_order_relaxed);
     }

@@ -64,6 +64,7 @@ typedef struct jrpc__mstat {
   jrpc__counter_t timeouts;           /* calls that ended JRPC__OUT_TIMED_OUT */
   jrpc__counter_t cancelled;          /* calls that ended JRPC__OUT_CANCELLED */
   jrpc__counter_t max_ns;             /* the longest call */
+  jrpc__counter_t sum_ns;             /* all calls' time, for /metrics' _sum */
   jrpc__counter_t lat[JRPC__LAT_BUCKETS]; /* calls per latency bucket */
   /* The owner's alone: synchronous calls of the read being handled, not
    * yet in lat (jrpc__lat_flush), and how many of those failed. */
@@ -73,6 +74,7 @@ typedef struct jrpc__mstat {
 /* n calls of ns each into ms's histogram. */
 static inline void jrpc__lat_add(jrpc__mstat_t *ms, uint64_t ns, uint64_t n) {
   JRPC__STAT_ADD(ms->lat[jrpc__lat_bucket(ns)], n);
+  JRPC__STAT_ADD(ms->sum_ns, ns * n);
   if (ns > JRPC__STAT_GET(ms->max_ns))
     atomic_store_explicit(&ms->max_ns, ns, memory_order_relaxed);
 }

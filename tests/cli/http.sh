@@ -191,6 +191,26 @@ if fams["jrpcd_connections"].samples[0].value < 1:
     print("FAIL: jrpcd_connections below 1 (this scrape's)"); bad += 1
 if total("jrpcd_worker_received_bytes") <= 0 or total("jrpcd_worker_sent_bytes") <= 0:
     print("FAIL: no bytes counted"); bad += 1
+# The latency histogram of math.add: every call that ended is counted once
+# (so _count is its calls), buckets never fall as le grows, +Inf is _count,
+# and the calls took some time in all.
+d = fams["jrpcd_method_duration_seconds"]
+if d.type != "histogram":
+    print("FAIL: jrpcd_method_duration_seconds is a %s" % d.type); bad += 1
+buckets = sorted((float(s.labels["le"]), s.value) for s in d.samples
+                 if s.name.endswith("_bucket") and s.labels["method"] == "math.add")
+def dur(suffix):
+    return sum(s.value for s in d.samples
+               if s.name == d.name + suffix and s.labels["method"] == "math.add")
+count, dsum = dur("_count"), dur("_sum")
+if count != 7 + tls:
+    print("FAIL: math.add duration _count %s, expected %s" % (count, 7 + tls)); bad += 1
+if len(buckets) < 20 or buckets[-1] != (float("inf"), count):
+    print("FAIL: math.add buckets %s" % buckets); bad += 1
+if any(b[1] > a[1] for b, a in zip(buckets, buckets[1:])):
+    print("FAIL: math.add buckets fall: %s" % buckets); bad += 1
+if not dsum > 0:
+    print("FAIL: math.add duration _sum %s" % dsum); bad += 1
 if fams["jrpcd_worker_calls"].type != "counter" or fams["jrpcd_connections"].type != "gauge":
     print("FAIL: metric types"); bad += 1
 sys.exit(1 if bad else 0)
