@@ -155,6 +155,27 @@ static inline void set_token(jsmntok_t *tk, jsmntype_t type, int start, int end,
   tk->parent = parent;
 }
 
+/* v is at a digit 1-9: the end of the integer there if a ',' or `close`
+ * follows its digits within the frame (so that it is complete and valid
+ * as it stands), else NULL. */
+static inline const unsigned char *
+small_int(const unsigned char *v, const unsigned char *e, unsigned char close) {
+  const unsigned char *q = v + 1;
+  while (q < e && (unsigned)(*q - '0') <= 9)
+    q++;
+  return q < e && (*q == ',' || *q == close) ? q : NULL;
+}
+
+/* The number between v and q, token n. */
+static inline void int_token(jsmntok_t *tk, const unsigned char *base,
+                             const unsigned char *v, const unsigned char *q,
+                             uint32_t n) {
+  tk->type = JSMN_PRIMITIVE;
+  tk->start = (int)(v - base);
+  tk->end = (int)(q - base);
+  tk->parent = (int)n + 1;
+}
+
 /* The byte at e is readable (JRPC__PAD): compact JSON, where the next byte
  * is never whitespace, pays one compare per gap, the bound is looked at
  * only for a byte that may be whitespace. */
@@ -173,6 +194,21 @@ static inline void set_token(jsmntok_t *tk, jsmntype_t type, int start, int end,
         return JRPC_ENOMEM;                                                    \
       t = s->t;                                                                \
     }                                                                          \
+  } while (0)
+/* Token n is the small integer from v to q (small_int's answer), the last
+ * element of its container when `closing` follows, else the scan goes on
+ * after the ','. */
+#define SMALL_INT_ELEMENT(v, q, closing)                                       \
+  do {                                                                         \
+    NEED_TOKEN();                                                              \
+    int_token(&t[n], base, v, q, n);                                           \
+    n++;                                                                       \
+    if (*(q) == (closing)) {                                                   \
+      p = (q);                                                                 \
+      goto close;                                                              \
+    }                                                                          \
+    elems++;                                                                   \
+    p = (q) + 1;                                                               \
   } while (0)
 
 /* The one pass. Returns 0 with *why NULL for valid JSON (tokens in s->t,
@@ -287,8 +323,38 @@ value:
     if (*p == (in_obj ? '}' : ']'))
       goto close;
     elems = 1;
-    if (in_obj)
+    if (in_obj) {
+#ifdef JRPC__SPAN_SSE2
+      /* Members "key":N (named params): a short plain key and a small
+       * integer followed by ',' or the '}' are written here, as the run
+       * of integers below. Not in a request object, whose keys the
+       * envelope needs; any other member ends the run. */
+      if (depth != req_depth || !env)
+        while (*p == '"') {
+          unsigned m = jrpc__special16(p + 1);
+          const unsigned char *kq = p + 1 + __builtin_ctz(m | 0x10000u);
+          const unsigned char *v = kq + 2, *q;
+          if (v >= e || *kq != '"' || kq[1] != ':' ||
+              (unsigned)(*v - '1') > 8 || !(q = small_int(v, e, '}')))
+            break;
+          NEED_TOKEN();
+          string_token(&t[n], base, p, kq, STR_KEY);
+          t[n].parent = (int)n + 1;
+          n++;
+          SMALL_INT_ELEMENT(v, q, '}');
+        }
+      SKIP_WS();
+#endif
       goto key;
+    }
+    /* A run of small integers ([1,2], ids, offsets): each is complete
+     * where a ',' or the ']' follows its digits, and is written here
+     * without the round trip through the value and separator code. Any
+     * other element ends the run and goes there. */
+    for (const unsigned char *q;
+         (unsigned)(*p - '1') <= 8 && (q = small_int(p, e, ']'));) {
+      SMALL_INT_ELEMENT(p, q, ']');
+    }
     goto value;
   case '"': {
     const unsigned char *q = scan_string(p, e, &esc);

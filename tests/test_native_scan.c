@@ -1,6 +1,7 @@
 /* test_native_scan.c - the native scanner's shortcuts for the usual
  * request ({"jsonrpc":"2.0","method":"...","params":...,"id":...}, whose
- * members it recognises by their bytes) read nothing past the frame: a
+ * members it recognises by their bytes) and for runs of small integers
+ * and "key":N members read nothing past the frame: a
  * frame that ends where such a member would start, or inside its key, is
  * refused as the general scan refuses it, whatever the bytes after it (the
  * padding every frame has) spell. */
@@ -69,6 +70,19 @@ static void test_id_past_the_end(void **state) {
                     ",\"id\":1}");
 }
 
+/* Runs of small integers in arrays, and of "key":N members in objects,
+ * are read by a loop of their own: bounded by the frame too. */
+static void test_runs_past_the_end(void **state) {
+  (void)state;
+  expect_incomplete("[1", ",2]");
+  expect_incomplete("[1,2", "]");
+  expect_incomplete("[12", "3]");
+  expect_incomplete("{\"a\":1", "}");
+  expect_incomplete("{\"a\":1,\"b\":23", "4}");
+  expect_invalid("{\"a\":[{\"a", "\":1}]}", "invalid string");
+  expect_invalid("{\"a\":[{\"a\"", ":1}]}", "missing ':' after an object key");
+}
+
 /* The same frames with the bytes inside are complete requests. */
 static void test_inside_the_frame(void **state) {
   (void)state;
@@ -85,6 +99,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params_past_the_end),
       cmocka_unit_test(test_id_past_the_end),
+      cmocka_unit_test(test_runs_past_the_end),
       cmocka_unit_test(test_inside_the_frame),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
