@@ -45,10 +45,14 @@ typedef struct scan {
   jrpc__arena_t *a;
   /* The envelopes of the requests (the root object, or the elements of a
    * root array), filled as their members are scanned; env_cap entries,
-   * zeroed until filled. Batch elements from max_batch on are not read:
-   * such a batch is refused whole. */
+   * the first env_ready of them zeroed or filled (an entry is zeroed when
+   * its element starts, not when the array grows: clearing a large batch's
+   * array in one memset costs more than its stores one by one). Batch
+   * elements from max_batch on are not read: such a batch is refused
+   * whole. */
   jrpc__envelope_t *env;
   uint32_t env_cap;
+  uint32_t env_ready;
   uint32_t max_batch;
   const jrpc__doc_t *hdr;
 } scan_t;
@@ -68,7 +72,8 @@ static int grow(scan_t *s, uint32_t n) {
   return 0;
 }
 
-/* Room for envelope k + 1 (k < max_batch), the new entries zeroed. */
+/* Room for envelope k + 1 (k < max_batch); the new entries are not
+ * zeroed (env_at does that). */
 static int grow_env(scan_t *s, uint32_t k) {
   size_t ncap = (size_t)s->env_cap * 2;
   if (ncap < 16)
@@ -80,11 +85,29 @@ static int grow_env(scan_t *s, uint32_t k) {
   jrpc__envelope_t *ne = jrpc__arena_alloc(s->a, ncap * sizeof(*ne));
   if (!ne)
     return JRPC_ENOMEM;
-  memcpy(ne, s->env, s->env_cap * sizeof(*ne));
-  memset(ne + s->env_cap, 0, (ncap - s->env_cap) * sizeof(*ne));
+  memcpy(ne, s->env, s->env_ready * sizeof(*ne));
   s->env = ne;
   s->env_cap = (uint32_t)ncap;
   return 0;
+}
+
+/* Envelope k (k < env_cap), zeroed with those before it not yet used. */
+static inline jrpc__envelope_t *env_at(scan_t *s, uint32_t k) {
+  while (s->env_ready <= k)
+    memset(&s->env[s->env_ready++], 0, sizeof(*s->env));
+  return &s->env[k];
+}
+
+/* A batch of len bytes: room for the envelopes of as many elements as
+ * such a batch usually has (a request is rarely under 32 bytes), so that
+ * the array seldom grows (each growth copies it). */
+static int presize_env(scan_t *s, size_t len) {
+  size_t want = len / 32 + 16;
+  if (want > s->max_batch)
+    want = s->max_batch;
+  if (want <= s->env_cap)
+    return 0;
+  return grow_env(s, (uint32_t)want - 1);
 }
 
 /* p is at an opening quote. On success returns the closing quote's
@@ -261,13 +284,15 @@ value:
       env->is_object = 1;
     } else if (depth == 0) {
       req_depth = 2;
+      if (presize_env(s, len))
+        return JRPC_ENOMEM;
     } else if (depth == 1 && req_depth == 2) {
       uint32_t k = (uint32_t)elems - 1; /* the batch element this is */
       env = NULL;
       if (in_obj && k < s->max_batch) {
         if (k >= s->env_cap && grow_env(s, k))
           return JRPC_ENOMEM;
-        env = &s->env[k];
+        env = env_at(s, k);
         env->is_object = 1;
       }
     }
@@ -526,6 +551,7 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
     return JRPC_ENOMEM;
   memset(s.env, 0, sizeof(*s.env));
   s.env_cap = 1;
+  s.env_ready = 1;
   s.max_batch = max_batch;
   s.hdr = &d->hdr;
   uint32_t n = 0;
@@ -558,6 +584,7 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   /* Elements after the last object have no entry yet. */
   if (out->count > s.env_cap && grow_env(&s, out->count - 1))
     return JRPC_ENOMEM;
+  env_at(&s, out->count - 1);
   out->env = s.env;
   return 0;
 }
