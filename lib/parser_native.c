@@ -452,13 +452,26 @@ after:
       if (depth == req_depth && env && e - p >= 6 &&
           jrpc__load32((const char *)p) == jrpc__load32(canon_id) &&
           p[4] == '"' && p[5] == ':') {
-        /* ,"id": in a request object: its key token, the value next. */
+        /* ,"id": in a request object: its key token, the value next; a
+         * small integer that ends the object (the usual last member) is
+         * recorded and closes it here. */
         NEED_TOKEN();
         set_token(&t[n], JSMN_STRING, (int)(p + 2 - base), (int)(p + 4 - base),
                   STR_KEY, (int)n + 1);
         n++;
-        member = JRPC__M_ID;
         p += 6;
+        const unsigned char *q;
+        if ((unsigned)(*p - '1') <= 8 && (q = small_int(p, e, '}')) &&
+            *q == '}') {
+          NEED_TOKEN();
+          int_token(&t[n], base, p, q, n);
+          jrpc__env_record(env, JRPC__M_ID, JRPC_T_NUMBER, s->hdr, n,
+                           (int)(p - base), (int)(q - base), 0);
+          n++;
+          p = q;
+          goto close;
+        }
+        member = JRPC__M_ID;
         goto value;
       }
       p++;

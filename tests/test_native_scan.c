@@ -63,6 +63,8 @@ static void test_params_past_the_end(void **state) {
 static void test_id_past_the_end(void **state) {
   (void)state;
   expect_incomplete("{\"params\":[1]", ",\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":1", "}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":12", "3}");
   /* The frame ends inside the key: an unterminated string. */
   expect_invalid("{\"params\":[1],\"id", "\":1}", "invalid string");
   expect_invalid("{\"params\":[1],\"i", "d\":1}", "invalid string");
