@@ -398,7 +398,7 @@ value:
         elems = 3;
         member = JRPC__M_PARAMS;
         p += 10;
-        if (p < e && *p == '[') { /* the usual params: open it here */
+        if (p < e && (*p == '[' || *p == '{')) { /* open it here */
           NEED_TOKEN();
           tk = &t[n];
           goto open;
