@@ -396,8 +396,43 @@ value:
                   STR_KEY, (int)n + 1);
         n++;
         elems = 3;
-        member = JRPC__M_PARAMS;
         p += 10;
+        if (p < e && *p == '[' && (unsigned)(p[1] - '1') <= 8) {
+          /* [1,2]: an array of small integers, the usual positional
+           * params, read whole here without going on the stack. */
+          uint32_t arr = n, k = 0;
+          NEED_TOKEN();
+          t[arr].type = JSMN_ARRAY;
+          t[arr].start = (int)(p - base);
+          n++;
+          p++;
+          for (const unsigned char *v;
+               (unsigned)(*p - '1') <= 8 && (v = small_int(p, e, ']'));) {
+            NEED_TOKEN();
+            int_token(&t[n], base, p, v, n);
+            n++;
+            k++;
+            p = v + 1;
+            if (*v == ']') {
+              t[arr].size = (int)k;
+              t[arr].end = (int)(p - base);
+              t[arr].parent = (int)n;
+              jrpc__env_record(env, JRPC__M_PARAMS, JRPC_T_ARRAY, s->hdr, arr,
+                               t[arr].start, t[arr].end, 0);
+              goto after;
+            }
+          }
+          /* Something else in it: the general code goes on inside the
+           * array, as if it had opened it (element k + 1 next). */
+          t[top].size = elems;
+          cmember = JRPC__M_PARAMS;
+          top = arr;
+          stack[depth++] = arr;
+          in_obj = 0;
+          elems = (int)k + 1;
+          goto value;
+        }
+        member = JRPC__M_PARAMS;
         if (p < e && (*p == '[' || *p == '{')) { /* open it here */
           NEED_TOKEN();
           tk = &t[n];

@@ -60,6 +60,12 @@ static void test_params_past_the_end(void **state) {
                     ",\"params\":[1],\"id\":1}]");
   expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":",
                     "[1],\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[",
+                    "1],\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[1",
+                    "],\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[1,2",
+                    "],\"id\":1}");
 }
 
 static void test_id_past_the_end(void **state) {
