@@ -275,6 +275,26 @@ static inline int canon_params_at(const unsigned char *p,
       t = s->t;                                                                \
     }                                                                          \
   } while (0)
+/* p is at a '"' in an object: a member "key":N, a plain key of up to 16
+ * bytes (one SSE2 test) and a small integer followed by ',' or the '}'
+ * within the frame? Then the end of the integer, with *kq at the key's
+ * closing quote and *v at the integer; else NULL. */
+static inline __attribute__((always_inline)) const unsigned char *
+small_member(const unsigned char *p, const unsigned char *e,
+             const unsigned char **kq, const unsigned char **v) {
+#ifdef JRPC__SPAN_SSE2
+  unsigned m = jrpc__special16(p + 1);
+  *kq = p + 1 + __builtin_ctz(m | 0x10000u);
+  *v = *kq + 2;
+  if (*v >= e || **kq != '"' || (*kq)[1] != ':' || (unsigned)(**v - '1') > 8)
+    return NULL;
+  return small_int(*v, e, '}');
+#else
+  (void)p, (void)e, (void)kq, (void)v;
+  return NULL;
+#endif
+}
+
 /* Token n is the small integer from v to q (small_int's answer), the last
  * element of its container when `closing` follows, else the scan goes on
  * after the ','. */
@@ -289,6 +309,48 @@ static inline int canon_params_at(const unsigned char *p,
     }                                                                          \
     elems++;                                                                   \
     p = (q) + 1;                                                               \
+  } while (0)
+/* The params value read whole from the params shortcut: its container
+ * token c opened at p; closed with k elements (p just past it), the
+ * envelope's params set; or handed over to the general code with k
+ * elements read, as if that had opened it (element k + 1 next). */
+#define PARAMS_OPEN(c, jtype)                                                  \
+  do {                                                                         \
+    NEED_TOKEN();                                                              \
+    t[c].type = (jtype);                                                       \
+    t[c].start = (int)(p - base);                                              \
+    n++;                                                                       \
+    p++;                                                                       \
+  } while (0)
+#define PARAMS_CLOSED(c, k, ty)                                                \
+  do {                                                                         \
+    t[c].size = (int)(k);                                                      \
+    t[c].end = (int)(p - base);                                                \
+    t[c].parent = (int)n;                                                      \
+    jrpc__env_record(env, JRPC__M_PARAMS, (ty), s->hdr, (c), t[c].start,       \
+                     t[c].end, 0);                                             \
+    goto after;                                                                \
+  } while (0)
+/* The next small integer, v to w, of the container; it closes it when
+ * `closing` follows. */
+#define PARAMS_INT(v, w, c, k, closing, ty)                                    \
+  do {                                                                         \
+    NEED_TOKEN();                                                              \
+    int_token(&t[n], base, v, w, n);                                           \
+    n++;                                                                       \
+    k++;                                                                       \
+    p = (w) + 1;                                                               \
+    if (*(w) == (closing))                                                     \
+      PARAMS_CLOSED(c, k, ty);                                                 \
+  } while (0)
+#define PARAMS_HAND_OVER(c, k, obj)                                            \
+  do {                                                                         \
+    t[top].size = elems;                                                       \
+    cmember = JRPC__M_PARAMS;                                                  \
+    top = (c);                                                                 \
+    stack[depth++] = (c);                                                      \
+    in_obj = (obj);                                                            \
+    elems = (int)(k) + 1;                                                      \
   } while (0)
 
 /* The one pass. Returns 0 with *why NULL for valid JSON (tokens in s->t,
@@ -397,39 +459,36 @@ value:
         n++;
         elems = 3;
         p += 10;
-        if (p < e && *p == '[' && (unsigned)(p[1] - '1') <= 8) {
+        if (e - p > 1 && *p == '{' && p[1] == '"') {
+          /* {"a":1,"b":2}: members "key":N, the usual named params, read
+           * whole here as the array below. */
+          uint32_t obj = n, k = 0;
+          PARAMS_OPEN(obj, JSMN_OBJECT);
+          for (const unsigned char *kq, *v, *w;
+               *p == '"' && (w = small_member(p, e, &kq, &v));) {
+            NEED_TOKEN();
+            string_token(&t[n], base, p, kq, STR_KEY);
+            t[n].parent = (int)n + 1;
+            n++;
+            PARAMS_INT(v, w, obj, k, '}', JRPC_T_OBJECT);
+          }
+          /* Another kind of member: the general code goes on inside. */
+          PARAMS_HAND_OVER(obj, k, 1);
+          SKIP_WS();
+          goto key;
+        }
+        if (e - p > 1 && *p == '[' && (unsigned)(p[1] - '1') <= 8) {
           /* [1,2]: an array of small integers, the usual positional
            * params, read whole here without going on the stack. */
           uint32_t arr = n, k = 0;
-          NEED_TOKEN();
-          t[arr].type = JSMN_ARRAY;
-          t[arr].start = (int)(p - base);
-          n++;
-          p++;
+          PARAMS_OPEN(arr, JSMN_ARRAY);
           for (const unsigned char *v;
                (unsigned)(*p - '1') <= 8 && (v = small_int(p, e, ']'));) {
-            NEED_TOKEN();
-            int_token(&t[n], base, p, v, n);
-            n++;
-            k++;
-            p = v + 1;
-            if (*v == ']') {
-              t[arr].size = (int)k;
-              t[arr].end = (int)(p - base);
-              t[arr].parent = (int)n;
-              jrpc__env_record(env, JRPC__M_PARAMS, JRPC_T_ARRAY, s->hdr, arr,
-                               t[arr].start, t[arr].end, 0);
-              goto after;
-            }
+            PARAMS_INT(p, v, arr, k, ']', JRPC_T_ARRAY);
           }
           /* Something else in it: the general code goes on inside the
            * array, as if it had opened it (element k + 1 next). */
-          t[top].size = elems;
-          cmember = JRPC__M_PARAMS;
-          top = arr;
-          stack[depth++] = arr;
-          in_obj = 0;
-          elems = (int)k + 1;
+          PARAMS_HAND_OVER(arr, k, 0);
           goto value;
         }
         member = JRPC__M_PARAMS;
@@ -450,19 +509,13 @@ value:
       goto close;
     elems = 1;
     if (in_obj) {
-#ifdef JRPC__SPAN_SSE2
       /* Members "key":N (named params): a short plain key and a small
        * integer followed by ',' or the '}' are written here, as the run
        * of integers below. Not in a request object, whose keys the
        * envelope needs; any other member ends the run. */
       if (depth != req_depth || !env)
-        while (*p == '"') {
-          unsigned m = jrpc__special16(p + 1);
-          const unsigned char *kq = p + 1 + __builtin_ctz(m | 0x10000u);
-          const unsigned char *v = kq + 2, *q;
-          if (v >= e || *kq != '"' || kq[1] != ':' ||
-              (unsigned)(*v - '1') > 8 || !(q = small_int(v, e, '}')))
-            break;
+        for (const unsigned char *kq, *v, *q;
+             *p == '"' && (q = small_member(p, e, &kq, &v));) {
           NEED_TOKEN();
           string_token(&t[n], base, p, kq, STR_KEY);
           t[n].parent = (int)n + 1;
@@ -470,7 +523,6 @@ value:
           SMALL_INT_ELEMENT(v, q, '}');
         }
       SKIP_WS();
-#endif
       goto key;
     }
     /* A run of small integers ([1,2], ids, offsets): each is complete

@@ -66,6 +66,14 @@ static void test_params_past_the_end(void **state) {
                     "],\"id\":1}");
   expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[1,2",
                     "],\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{",
+                    "\"a\":1},\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"a\":1",
+                    "},\"id\":1}");
+  expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"a\":",
+                    "1},\"id\":1}");
+  expect_invalid("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"a",
+                 "\":1},\"id\":1}", "invalid string");
 }
 
 static void test_id_past_the_end(void **state) {
