@@ -100,6 +100,15 @@ int jrpc__reply_error_close(jrpc__outbuf_t *o);
 /* ,"id":ID}  (closes the response object) */
 JRPC__INLINE int jrpc__reply_close(jrpc__outbuf_t *o, const char *id,
                                    size_t id_n) {
+  char *d = o->p;
+  if (JRPC__LIKELY(id_n <= 16 && (size_t)(o->end - d) >= 6 + 16 + 1)) {
+    /* The usual short id with room to spare: one bound check. */
+    memcpy(d, ",\"id\":", 6);
+    jrpc__copy_short(d + 6, id, id_n);
+    d[6 + id_n] = '}';
+    o->p = d + 6 + id_n + 1;
+    return 0;
+  }
   int rc = JRPC__LIT(o, ",\"id\":");
   rc |= jrpc__out_put_short(o, id, id_n);
   rc |= jrpc__out_byte(o, '}');
