@@ -621,8 +621,26 @@ after:
           jrpc__env_record(env, JRPC__M_ID, JRPC_T_NUMBER, s->hdr, n,
                            (int)(p - base), (int)(q - base), 0);
           n++;
-          p = q;
-          goto close;
+          /* The request object closes (nothing of it is on the stack
+           * above it); in a batch, a next request object that follows
+           * at once is opened without the separator and value code. */
+          t[top].size = elems;
+          t[top].end = (int)(q + 1 - base);
+          t[top].parent = (int)n;
+          p = q + 1;
+          if (--depth == 0)
+            goto after;
+          top = stack[depth - 1];
+          in_obj = 0; /* the root array */
+          elems = t[top].size;
+          if (e - p > 1 && p[0] == ',' && p[1] == '{') {
+            elems++;
+            p++;
+            NEED_TOKEN();
+            tk = &t[n];
+            goto open;
+          }
+          goto after;
         }
         member = JRPC__M_ID;
         goto value;

@@ -81,6 +81,9 @@ static void test_id_past_the_end(void **state) {
   expect_incomplete("{\"params\":[1]", ",\"id\":1}");
   expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":1", "}");
   expect_incomplete("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":12", "3}");
+  /* A batch whose frame ends after a request and its ',' */
+  expect_incomplete("[{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":1},",
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":2}]");
   /* The frame ends inside the key: an unterminated string. */
   expect_invalid("{\"params\":[1],\"id", "\":1}", "invalid string");
   expect_invalid("{\"params\":[1],\"i", "d\":1}", "invalid string");
