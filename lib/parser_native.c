@@ -729,10 +729,11 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   size_t cap = len <= UNSIZED_MAX ? s.most : len / 4 + 16;
   s.cap = (uint32_t)(cap > s.most ? s.most : cap);
   s.a = a;
-  s.t = jrpc__arena_alloc(a, s.cap * sizeof(*s.t));
-  s.env = jrpc__arena_alloc(a, sizeof(*s.env));
-  if (!s.t || !s.env)
+  /* The first envelope and the tokens in one allocation. */
+  s.env = jrpc__arena_alloc(a, sizeof(*s.env) + s.cap * sizeof(*s.t));
+  if (!s.env)
     return JRPC_ENOMEM;
+  s.t = (jsmntok_t *)(void *)(s.env + 1);
   env_clear(s.env);
   s.env_cap = 1;
   s.env_ready = 1;
