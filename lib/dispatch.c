@@ -260,8 +260,8 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
 
 /* Closes the reply frame; when any part of it could not be written, the
  * whole frame goes, so that no partial reply ever reaches the client. */
-static int frame_finish(jrpc__framing_t framing, jrpc__outbuf_t *o,
-                        jrpc__frame_enc_t *enc) {
+JRPC__INLINE int frame_finish(jrpc__framing_t framing, jrpc__outbuf_t *o,
+                              jrpc__frame_enc_t *enc) {
   if (o->oom || jrpc__frame_end(framing, o, enc) != 0 || o->oom) {
     jrpc__out_truncate(o, enc->start);
     o->oom = 0;
