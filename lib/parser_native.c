@@ -352,6 +352,26 @@ small_member(const unsigned char *p, const unsigned char *e,
     in_obj = (obj);                                                            \
     elems = (int)(k) + 1;                                                      \
   } while (0)
+/* A request object that starts with canon_head at p, env its envelope,
+ * opened as token n (pushed, the innermost container), its head and
+ * method read; the scan goes on after the method. */
+#define OPEN_CANON()                                                           \
+  do {                                                                         \
+    tk = &t[n];                                                                \
+    tk->type = JSMN_OBJECT;                                                    \
+    tk->start = (int)(p - base);                                               \
+    env->is_object = 1;                                                        \
+    top = n;                                                                   \
+    stack[depth++] = top;                                                      \
+    in_obj = 1;                                                                \
+    const unsigned char *mq = canon_method(t, n + 1, base, p, e, env);         \
+    if (!mq)                                                                   \
+      FAIL("invalid string");                                                  \
+    n += 5;                                                                    \
+    elems = 2;                                                                 \
+    p = mq + 1;                                                                \
+    goto method_done;                                                          \
+  } while (0)
 
 /* The one pass. Returns 0 with *why NULL for valid JSON (tokens in s->t,
  * their number in *count), 0 with *why set for invalid input, or
@@ -384,21 +404,8 @@ scan_frame(scan_t *s, const char *js, size_t len, uint32_t *count,
 
   if (len > CANON_HEAD_LEN && (!sized || s->cap >= 6) && canon_head_at(p)) {
     /* The usual request: its object opened here, the value code skipped. */
-    tk = &t[0];
-    tk->type = JSMN_OBJECT;
-    tk->start = 0;
     env = s->env;
-    env->is_object = 1;
-    top = 0;
-    stack[depth++] = top;
-    in_obj = 1;
-    const unsigned char *q = canon_method(t, 1, base, p, e, env);
-    if (!q)
-      FAIL("invalid string");
-    n = 5;
-    elems = 2;
-    p = q + 1;
-    goto method_done;
+    OPEN_CANON();
   }
 
 value:
@@ -636,6 +643,14 @@ after:
           if (e - p > 1 && p[0] == ',' && p[1] == '{') {
             elems++;
             p++;
+            uint32_t k = (uint32_t)elems - 1; /* its batch element */
+            if (k < s->env_cap && e - p > CANON_HEAD_LEN &&
+                (!sized || s->cap - n >= 6) && canon_head_at(p)) {
+              /* A usual request again: opened as the root one is. */
+              t[top].size = elems;
+              env = env_at(s, k);
+              OPEN_CANON();
+            }
             NEED_TOKEN();
             tk = &t[n];
             goto open;
