@@ -182,12 +182,23 @@ static inline uint64_t load64(const void *p) {
   return v;
 }
 
-/* p has at least CANON_HEAD_LEN bytes: four overlapping words compared. */
+/* p has at least CANON_HEAD_LEN bytes: compared as two overlapping
+ * vectors, or four overlapping words. */
 static inline int canon_head_at(const unsigned char *p) {
+#ifdef JRPC__SPAN_SSE2
+  /* Two overlapping vectors, bytes 0-15 and 11-26. */
+  __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+  __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 11));
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)canon_head);
+  __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(canon_head + 11));
+  return _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, x),
+                                         _mm_cmpeq_epi8(b, y))) == 0xFFFF;
+#else
   return ((load64(p) ^ load64(canon_head)) |
           (load64(p + 8) ^ load64(canon_head + 8)) |
           (load64(p + 16) ^ load64(canon_head + 16)) |
           (load64(p + 19) ^ load64(canon_head + 19))) == 0;
+#endif
 }
 
 static inline void set_token(jsmntok_t *tk, jsmntype_t type, int start, int end,
