@@ -729,8 +729,10 @@ key:
 
 /* Every token starts at a byte of its own, so a frame of len bytes has at
  * most len + 1 of them: small frames get that many at once and the scan
- * never checks for room; larger ones start smaller and grow. */
-#define UNSIZED_MAX 2048
+ * never checks for room; larger ones start smaller and grow. Up to 8 KiB
+ * (a batch of 100 small calls is 6 KB): at most 160 KiB of the worker's
+ * arena, which keeps it from frame to frame (no malloc once grown). */
+#define UNSIZED_MAX 8192
 
 static int scan_small(scan_t *s, const char *js, size_t len, uint32_t *count,
                       const char **why) {
