@@ -208,8 +208,13 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
                              req.id_n);
   }
-  const jrpc__method_t *m =
-      e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
+  const jrpc__method_t *m = batch ? e->batch_method : NULL;
+  if (!m || m->len != req.method_n ||
+      !jrpc__same_name(m->name, req.method, req.method_n)) {
+    m = e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
+    if (batch)
+      e->batch_method = m;
+  }
   if (JRPC__UNLIKELY(!m)) {
     if (req.kind == JRPC__REQ_NOTIFY) {
       /* LSP's cancellation, for every connection whatever its methods
@@ -300,6 +305,7 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   int opened = 0;
   e->in_batch = 1; /* for the bound on its deferred calls (async.c) */
   e->batch_defers = 0;
+  e->batch_method = NULL;
   for (uint32_t k = 0; k < ps->count; k++) {
     jrpc__outmark_t before = jrpc__out_mark(o);
     jrpc__out_byte(o, opened ? ',' : '[');
@@ -320,8 +326,8 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
 
 /* Closes the reply frame; when any part of it could not be written, the
  * whole frame goes, so that no partial reply ever reaches the client. */
-static int frame_finish(jrpc__framing_t framing, jrpc__outbuf_t *o,
-                        jrpc__frame_enc_t *enc) {
+JRPC__INLINE int frame_finish(jrpc__framing_t framing, jrpc__outbuf_t *o,
+                              jrpc__frame_enc_t *enc) {
   if (o->oom || jrpc__frame_end(framing, o, enc) != 0 || o->oom) {
     jrpc__out_truncate(o, enc->start);
     o->oom = 0;

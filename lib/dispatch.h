@@ -105,6 +105,9 @@ typedef struct jrpc__engine {
   uint8_t dispatching;       /* a frame's reply is being written */
   uint8_t in_batch;          /* the frame being dispatched is a batch */
   uint32_t batch_defers;     /* calls of that batch deferred so far */
+  /* The method the batch's previous call named: the next call naming it
+   * too (the usual batch) skips the lookup. */
+  const struct jrpc__method *batch_method;
   uint32_t n_live;
   /* Shared by every engine of a daemon: deferred calls in flight, and the
    * most allowed (answered -32005 beyond). NULL: no limit. */

@@ -70,12 +70,8 @@ static inline int jrpc__out_put(jrpc__outbuf_t *o, const void *s, size_t n) {
 
 /* jrpc__out_put for a few bytes of unknown count (an id, a number's
  * digits): up to 16 are copied as overlapping words, without a call. */
-static inline int jrpc__out_put_short(jrpc__outbuf_t *o, const void *src,
-                                      size_t n) {
-  const char *s = (const char *)src;
-  char *d = o->p;
-  if (n > 16 || (size_t)(o->end - d) < 16)
-    return jrpc__out_put(o, s, n);
+/* Copies n <= 16 bytes as overlapping words; d has 16 bytes of room. */
+static inline void jrpc__copy_short(char *d, const char *s, size_t n) {
   if (n >= 8) {
     uint64_t a, b;
     memcpy(&a, s, 8);
@@ -93,6 +89,14 @@ static inline int jrpc__out_put_short(jrpc__outbuf_t *o, const void *src,
     d[n / 2] = s[n / 2];
     d[n - 1] = s[n - 1];
   }
+}
+
+static inline int jrpc__out_put_short(jrpc__outbuf_t *o, const void *src,
+                                      size_t n) {
+  char *d = o->p;
+  if (n > 16 || (size_t)(o->end - d) < 16)
+    return jrpc__out_put(o, src, n);
+  jrpc__copy_short(d, (const char *)src, n);
   o->p = d + n;
   return 0;
 }

@@ -91,6 +91,23 @@ static int by_views(jrpc_val_t params, const char *const *names, uint32_t n,
 
 JRPC__INLINE void num_tok(const jrpc__tokdoc_t *d, const jsmntok_t *t,
                           jrpc_num_t *out) {
+  /* A positive integer of up to 18 digits (the usual operand) is read
+   * here; only such a number token starts with 1-9 and has no other
+   * bytes than digits. */
+  const char *s = d->hdr.buf + t->start;
+  size_t n = (size_t)(t->end - t->start), j = 1;
+  if (t->type == JSMN_PRIMITIVE && (unsigned char)(*s - '1') <= 8 && n <= 18) {
+    uint64_t v = (unsigned char)*s - '0';
+    for (; j < n && (unsigned char)(s[j] - '0') <= 9; j++)
+      v = v * 10 + (unsigned char)(s[j] - '0');
+    if (j == n) {
+      out->status = 0;
+      out->is_int = 1;
+      out->i = (int64_t)v;
+      out->d = (double)v;
+      return;
+    }
+  }
   out->is_int = 0;
   if (jrpc__tok_type(t, d->hdr.buf) != JRPC_T_NUMBER) {
     out->status = JRPC_ETYPE;

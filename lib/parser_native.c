@@ -10,20 +10,15 @@
  * skipped by SIMD (strspan.h), and small integers need no number parser.
  * The envelope of each request is read in the same pass: a key of a
  * request object is recognised when it is scanned, and the member is
- * recorded when its value is complete.
- *
- * String tokens carry two flags in `size`, which views never read for
- * strings: bit 0 marks an object key (as jsmn's size 1 does), bit 1 a
- * backslash in the content. */
+ * recorded when its value is complete, and requests of the usual shape
+ * take shortcuts (native_tok.h) that write their tokens by the bytes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "jsontext.h"
+#include "native_tok.h"
 #include "tokdoc.h"
-
-#define STR_KEY 1
-#define STR_ESC 2
 
 typedef struct native_backend {
   jrpc__parser_t base;
@@ -45,10 +40,14 @@ typedef struct scan {
   jrpc__arena_t *a;
   /* The envelopes of the requests (the root object, or the elements of a
    * root array), filled as their members are scanned; env_cap entries,
-   * zeroed until filled. Batch elements from max_batch on are not read:
-   * such a batch is refused whole. */
+   * the first env_ready of them zeroed or filled (an entry is zeroed when
+   * its element starts, not when the array grows: clearing a large batch's
+   * array in one memset costs more than its stores one by one). Batch
+   * elements from max_batch on are not read: such a batch is refused
+   * whole. */
   jrpc__envelope_t *env;
   uint32_t env_cap;
+  uint32_t env_ready;
   uint32_t max_batch;
   const jrpc__doc_t *hdr;
 } scan_t;
@@ -68,7 +67,8 @@ static int grow(scan_t *s, uint32_t n) {
   return 0;
 }
 
-/* Room for envelope k + 1 (k < max_batch), the new entries zeroed. */
+/* Room for envelope k + 1 (k < max_batch); the new entries are not
+ * zeroed (env_at does that). */
 static int grow_env(scan_t *s, uint32_t k) {
   size_t ncap = (size_t)s->env_cap * 2;
   if (ncap < 16)
@@ -80,46 +80,50 @@ static int grow_env(scan_t *s, uint32_t k) {
   jrpc__envelope_t *ne = jrpc__arena_alloc(s->a, ncap * sizeof(*ne));
   if (!ne)
     return JRPC_ENOMEM;
-  memcpy(ne, s->env, s->env_cap * sizeof(*ne));
-  memset(ne + s->env_cap, 0, (ncap - s->env_cap) * sizeof(*ne));
+  memcpy(ne, s->env, s->env_ready * sizeof(*ne));
   s->env = ne;
   s->env_cap = (uint32_t)ncap;
   return 0;
 }
 
-/* p is at an opening quote. On success returns the closing quote's
- * position and sets *esc; NULL when the string is unterminated or its
- * content invalid. The first 16 bytes of content are looked at in one SSE2
- * step (the frame has JRPC__PAD readable bytes after it): keys and short
- * values end there. Anything else (longer, escapes, non-ASCII) goes to
- * jrpc__str_scan, which checks as it goes and scans plain runs by SIMD. */
-static inline __attribute__((always_inline)) const unsigned char *
-scan_string(const unsigned char *p, const unsigned char *e, int *esc) {
-  p++;
+/* Zeroes one envelope. By four vector stores where there is SSE2: a
+ * memset of the 64 bytes compiles to `rep stos`, slow to start. */
+static inline void env_clear(jrpc__envelope_t *e) {
 #ifdef JRPC__SPAN_SSE2
-  unsigned m = jrpc__special16(p);
-  if (JRPC__LIKELY(m)) {
-    const unsigned char *q = p + __builtin_ctz(m);
-    if (JRPC__LIKELY(q < e && *q == '"')) {
-      *esc = 0;
-      return q;
-    }
-  }
+  _Static_assert(sizeof(*e) == 64, "four 16-byte stores clear an envelope");
+  __m128i z = _mm_setzero_si128();
+  __m128i *v = (__m128i *)(void *)e;
+  _mm_storeu_si128(v, z);
+  _mm_storeu_si128(v + 1, z);
+  _mm_storeu_si128(v + 2, z);
+  _mm_storeu_si128(v + 3, z);
+#else
+  memset(e, 0, sizeof(*e));
 #endif
-  int has_esc = 0; /* a local: *esc may then live in a register */
-  const unsigned char *q = jrpc__str_scan(p, e, &has_esc);
-  *esc = has_esc;
-  return q;
 }
 
-/* The string between the quotes at p and q. */
-static inline void string_token(jsmntok_t *tk, const unsigned char *base,
-                                const unsigned char *p, const unsigned char *q,
-                                int flags) {
-  tk->type = JSMN_STRING;
-  tk->start = (int)(p + 1 - base);
-  tk->end = (int)(q - base);
-  tk->size = flags;
+/* Envelope k (k < env_cap), zeroed with those before it not yet used. */
+static inline __attribute__((always_inline)) jrpc__envelope_t *
+env_at(scan_t *s, uint32_t k) {
+  if (s->env_ready <= k) {
+    if (k > s->env_ready) /* scalar elements before this one */
+      memset(&s->env[s->env_ready], 0, (k - s->env_ready) * sizeof(*s->env));
+    env_clear(&s->env[k]);
+    s->env_ready = k + 1;
+  }
+  return &s->env[k];
+}
+
+/* A batch of len bytes: room for the envelopes of as many elements as
+ * such a batch usually has (a request is rarely under 32 bytes), so that
+ * the array seldom grows (each growth copies it). */
+static int presize_env(scan_t *s, size_t len) {
+  size_t want = len / 32 + 16;
+  if (want > s->max_batch)
+    want = s->max_batch;
+  if (want <= s->env_cap)
+    return 0;
+  return grow_env(s, (uint32_t)want - 1);
 }
 
 /* The byte at e is readable (JRPC__PAD): compact JSON, where the next byte
@@ -140,6 +144,83 @@ static inline void string_token(jsmntok_t *tk, const unsigned char *base,
         return JRPC_ENOMEM;                                                    \
       t = s->t;                                                                \
     }                                                                          \
+  } while (0)
+/* Token n is the small integer from v to q (small_int's answer), the last
+ * element of its container when `closing` follows, else the scan goes on
+ * after the ','. */
+#define SMALL_INT_ELEMENT(v, q, closing)                                       \
+  do {                                                                         \
+    NEED_TOKEN();                                                              \
+    int_token(&t[n], base, v, q, n);                                           \
+    n++;                                                                       \
+    if (*(q) == (closing)) {                                                   \
+      p = (q);                                                                 \
+      goto close;                                                              \
+    }                                                                          \
+    elems++;                                                                   \
+    p = (q) + 1;                                                               \
+  } while (0)
+/* The params value read whole from the params shortcut: its container
+ * token c opened at p; closed with k elements (p just past it), the
+ * envelope's params set; or handed over to the general code with k
+ * elements read, as if that had opened it (element k + 1 next). */
+#define PARAMS_OPEN(c, jtype)                                                  \
+  do {                                                                         \
+    NEED_TOKEN();                                                              \
+    t[c].type = (jtype);                                                       \
+    t[c].start = (int)(p - base);                                              \
+    n++;                                                                       \
+    p++;                                                                       \
+  } while (0)
+#define PARAMS_CLOSED(c, k, ty)                                                \
+  do {                                                                         \
+    t[c].size = (int)(k);                                                      \
+    t[c].end = (int)(p - base);                                                \
+    t[c].parent = (int)n;                                                      \
+    jrpc__env_record(env, JRPC__M_PARAMS, (ty), s->hdr, (c), t[c].start,       \
+                     t[c].end, 0);                                             \
+    goto after;                                                                \
+  } while (0)
+/* The next small integer, v to w, of the container; it closes it when
+ * `closing` follows. */
+#define PARAMS_INT(v, w, c, k, closing, ty)                                    \
+  do {                                                                         \
+    NEED_TOKEN();                                                              \
+    int_token(&t[n], base, v, w, n);                                           \
+    n++;                                                                       \
+    k++;                                                                       \
+    p = (w) + 1;                                                               \
+    if (*(w) == (closing))                                                     \
+      PARAMS_CLOSED(c, k, ty);                                                 \
+  } while (0)
+#define PARAMS_HAND_OVER(c, k, obj)                                            \
+  do {                                                                         \
+    t[top].size = elems;                                                       \
+    cmember = JRPC__M_PARAMS;                                                  \
+    top = (c);                                                                 \
+    stack[depth++] = (c);                                                      \
+    in_obj = (obj);                                                            \
+    elems = (int)(k) + 1;                                                      \
+  } while (0)
+/* A request object that starts with canon_head at p, env its envelope,
+ * opened as token n (pushed, the innermost container), its head and
+ * method read; the scan goes on after the method. */
+#define OPEN_CANON()                                                           \
+  do {                                                                         \
+    tk = &t[n];                                                                \
+    tk->type = JSMN_OBJECT;                                                    \
+    tk->start = (int)(p - base);                                               \
+    env->is_object = 1;                                                        \
+    top = n;                                                                   \
+    stack[depth++] = top;                                                      \
+    in_obj = 1;                                                                \
+    const unsigned char *mq = canon_method(t, n + 1, base, p, e, env);         \
+    if (!mq)                                                                   \
+      FAIL("invalid string");                                                  \
+    n += 5;                                                                    \
+    elems = 2;                                                                 \
+    p = mq + 1;                                                                \
+    goto method_done;                                                          \
   } while (0)
 
 /* The one pass. Returns 0 with *why NULL for valid JSON (tokens in s->t,
@@ -171,6 +252,12 @@ scan_frame(scan_t *s, const char *js, size_t len, uint32_t *count,
   jrpc__envelope_t *env = NULL;
   int member = 0, cmember = 0;
 
+  if (len > CANON_HEAD_LEN && (!sized || s->cap >= 6) && canon_head_at(p)) {
+    /* The usual request: its object opened here, the value code skipped. */
+    env = s->env;
+    OPEN_CANON();
+  }
+
 value:
   SKIP_WS();
   if (p == e)
@@ -180,6 +267,7 @@ value:
   switch (*p) {
   case '{':
   case '[':
+  open:
     if (depth == JRPC__MAX_DEPTH)
       FAIL("nested too deeply");
     if (depth)
@@ -192,13 +280,15 @@ value:
       env->is_object = 1;
     } else if (depth == 0) {
       req_depth = 2;
+      if (presize_env(s, len))
+        return JRPC_ENOMEM;
     } else if (depth == 1 && req_depth == 2) {
       uint32_t k = (uint32_t)elems - 1; /* the batch element this is */
       env = NULL;
       if (in_obj && k < s->max_batch) {
         if (k >= s->env_cap && grow_env(s, k))
           return JRPC_ENOMEM;
-        env = &s->env[k];
+        env = env_at(s, k);
         env->is_object = 1;
       }
     }
@@ -209,6 +299,65 @@ value:
     top = n++;
     stack[depth++] = top;
     elems = 0;
+    if (in_obj && env && depth == req_depth && e - p > CANON_HEAD_LEN &&
+        (!sized || s->cap - n >= 5) && canon_head_at(p)) {
+      const unsigned char *q = canon_method(t, n, base, p, e, env);
+      if (!q)
+        FAIL("invalid string");
+      n += 4;
+      elems = 2;
+      p = q + 1;
+    method_done:
+      if (canon_params_at(p, e)) {
+        /* ,"params": next, as usual: its key token, and its value is the
+         * envelope's params. */
+        set_token(&t[n], JSMN_STRING, (int)(p + 2 - base), (int)(p + 8 - base),
+                  STR_KEY, (int)n + 1);
+        n++;
+        elems = 3;
+        p += 10;
+        if (e - p > 1 && *p == '{' && p[1] == '"') {
+          /* {"a":1,"b":2}: members "key":N, the usual named params, read
+           * whole here as the array below. */
+          uint32_t obj = n, k = 0;
+          PARAMS_OPEN(obj, JSMN_OBJECT);
+          for (const unsigned char *kq, *v, *w;
+               *p == '"' && (w = small_member(p, e, &kq, &v));) {
+            NEED_TOKEN();
+            string_token(&t[n], base, p, kq, STR_KEY);
+            t[n].parent = (int)n + 1;
+            n++;
+            PARAMS_INT(v, w, obj, k, '}', JRPC_T_OBJECT);
+          }
+          /* Another kind of member: the general code goes on inside. */
+          PARAMS_HAND_OVER(obj, k, 1);
+          SKIP_WS();
+          goto key;
+        }
+        if (e - p > 1 && *p == '[' && (unsigned)(p[1] - '1') <= 8) {
+          /* [1,2]: an array of small integers, the usual positional
+           * params, read whole here without going on the stack. */
+          uint32_t arr = n, k = 0;
+          PARAMS_OPEN(arr, JSMN_ARRAY);
+          for (const unsigned char *v;
+               (unsigned)(*p - '1') <= 8 && (v = small_int(p, e, ']'));) {
+            PARAMS_INT(p, v, arr, k, ']', JRPC_T_ARRAY);
+          }
+          /* Something else in it: the general code goes on inside the
+           * array, as if it had opened it (element k + 1 next). */
+          PARAMS_HAND_OVER(arr, k, 0);
+          goto value;
+        }
+        member = JRPC__M_PARAMS;
+        if (p < e && (*p == '[' || *p == '{')) { /* open it here */
+          NEED_TOKEN();
+          tk = &t[n];
+          goto open;
+        }
+        goto value;
+      }
+      goto after;
+    }
     p++;
     SKIP_WS();
     if (p == e)
@@ -216,8 +365,31 @@ value:
     if (*p == (in_obj ? '}' : ']'))
       goto close;
     elems = 1;
-    if (in_obj)
+    if (in_obj) {
+      /* Members "key":N (named params): a short plain key and a small
+       * integer followed by ',' or the '}' are written here, as the run
+       * of integers below. Not in a request object, whose keys the
+       * envelope needs; any other member ends the run. */
+      if (depth != req_depth || !env)
+        for (const unsigned char *kq, *v, *q;
+             *p == '"' && (q = small_member(p, e, &kq, &v));) {
+          NEED_TOKEN();
+          string_token(&t[n], base, p, kq, STR_KEY);
+          t[n].parent = (int)n + 1;
+          n++;
+          SMALL_INT_ELEMENT(v, q, '}');
+        }
+      SKIP_WS();
       goto key;
+    }
+    /* A run of small integers ([1,2], ids, offsets): each is complete
+     * where a ',' or the ']' follows its digits, and is written here
+     * without the round trip through the value and separator code. Any
+     * other element ends the run and goes there. */
+    for (const unsigned char *q;
+         (unsigned)(*p - '1') <= 8 && (q = small_int(p, e, ']'));) {
+      SMALL_INT_ELEMENT(p, q, ']');
+    }
     goto value;
   case '"': {
     const unsigned char *q = scan_string(p, e, &esc);
@@ -285,12 +457,64 @@ after:
   if (p == e)
     FAIL("incomplete JSON");
   if (*p == ',') {
-    p++;
     elems++;
     if (in_obj) {
+      if (depth == req_depth && env && e - p >= 6 &&
+          jrpc__load32((const char *)p) == jrpc__load32(canon_id) &&
+          p[4] == '"' && p[5] == ':') {
+        /* ,"id": in a request object: its key token, the value next; a
+         * small integer that ends the object (the usual last member) is
+         * recorded and closes it here. */
+        NEED_TOKEN();
+        set_token(&t[n], JSMN_STRING, (int)(p + 2 - base), (int)(p + 4 - base),
+                  STR_KEY, (int)n + 1);
+        n++;
+        p += 6;
+        const unsigned char *q;
+        if ((unsigned)(*p - '1') <= 8 && (q = small_int(p, e, '}')) &&
+            *q == '}') {
+          NEED_TOKEN();
+          int_token(&t[n], base, p, q, n);
+          jrpc__env_record(env, JRPC__M_ID, JRPC_T_NUMBER, s->hdr, n,
+                           (int)(p - base), (int)(q - base), 0);
+          n++;
+          /* The request object closes (nothing of it is on the stack
+           * above it); in a batch, a next request object that follows
+           * at once is opened without the separator and value code. */
+          t[top].size = elems;
+          t[top].end = (int)(q + 1 - base);
+          t[top].parent = (int)n;
+          p = q + 1;
+          if (--depth == 0)
+            goto after;
+          top = stack[depth - 1];
+          in_obj = 0; /* the root array */
+          elems = t[top].size;
+          if (e - p > 1 && p[0] == ',' && p[1] == '{') {
+            elems++;
+            p++;
+            uint32_t k = (uint32_t)elems - 1; /* its batch element */
+            if (k < s->env_cap && e - p > CANON_HEAD_LEN &&
+                (!sized || s->cap - n >= 6) && canon_head_at(p)) {
+              /* A usual request again: opened as the root one is. */
+              t[top].size = elems;
+              env = env_at(s, k);
+              OPEN_CANON();
+            }
+            NEED_TOKEN();
+            tk = &t[n];
+            goto open;
+          }
+          goto after;
+        }
+        member = JRPC__M_ID;
+        goto value;
+      }
+      p++;
       SKIP_WS();
       goto key;
     }
+    p++;
     goto value;
   }
   if (*p != (in_obj ? '}' : ']'))
@@ -344,8 +568,10 @@ key:
 
 /* Every token starts at a byte of its own, so a frame of len bytes has at
  * most len + 1 of them: small frames get that many at once and the scan
- * never checks for room; larger ones start smaller and grow. */
-#define UNSIZED_MAX 2048
+ * never checks for room; larger ones start smaller and grow. Up to 8 KiB
+ * (a batch of 100 small calls is 6 KB): at most 160 KiB of the worker's
+ * arena, which keeps it from frame to frame (no malloc once grown). */
+#define UNSIZED_MAX 8192
 
 static int scan_small(scan_t *s, const char *js, size_t len, uint32_t *count,
                       const char **why) {
@@ -370,12 +596,14 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   size_t cap = len <= UNSIZED_MAX ? s.most : len / 4 + 16;
   s.cap = (uint32_t)(cap > s.most ? s.most : cap);
   s.a = a;
-  s.t = jrpc__arena_alloc(a, s.cap * sizeof(*s.t));
-  s.env = jrpc__arena_alloc(a, sizeof(*s.env));
-  if (!s.t || !s.env)
+  /* The first envelope and the tokens in one allocation. */
+  s.env = jrpc__arena_alloc(a, sizeof(*s.env) + s.cap * sizeof(*s.t));
+  if (!s.env)
     return JRPC_ENOMEM;
-  memset(s.env, 0, sizeof(*s.env));
+  s.t = (jsmntok_t *)(void *)(s.env + 1);
+  env_clear(s.env);
   s.env_cap = 1;
+  s.env_ready = 1;
   s.max_batch = max_batch;
   s.hdr = &d->hdr;
   uint32_t n = 0;
@@ -408,6 +636,7 @@ static int native_parse(jrpc__parser_t *p, const char *js, size_t len,
   /* Elements after the last object have no entry yet. */
   if (out->count > s.env_cap && grow_env(&s, out->count - 1))
     return JRPC_ENOMEM;
+  env_at(&s, out->count - 1);
   out->env = s.env;
   return 0;
 }

@@ -32,6 +32,12 @@ typedef struct jrpc__request {
 int jrpc__request_check(const jrpc__envelope_t *env, jrpc__arena_t *a,
                         jrpc__request_t *req);
 
+/* jrpc__request_check_fast reads the envelope's one-byte fields as the
+ * first eight bytes. */
+_Static_assert(offsetof(jrpc__envelope_t, method_esc) == 7 &&
+                   offsetof(jrpc__envelope_t, jsonrpc_n) == 8,
+               "the envelope's flags and types are its first eight bytes");
+
 /* The same, with the common case inline: an object with "jsonrpc":"2.0"
  * and a method, neither escaped, params absent or a container, and an id
  * absent, null, a number or a string. Anything else takes the full rules
@@ -44,13 +50,24 @@ static inline int jrpc__request_check_fast(const jrpc__envelope_t *env,
       1u << JRPC_T_NONE | 1u << JRPC_T_ARRAY | 1u << JRPC_T_OBJECT;
   const unsigned id_ok = 1u << JRPC_T_NONE | 1u << JRPC_T_NULL |
                          1u << JRPC_T_NUMBER | 1u << JRPC_T_STRING;
-  /* '&' rather than '&&': one branch for the lot. */
-  if (__builtin_expect((env->is_object & !env->duplicate &
-                        (env->jsonrpc_t == JRPC_T_STRING) & !env->jsonrpc_esc &
-                        (env->jsonrpc_n == 3) &
-                        (env->method_t == JRPC_T_STRING) & !env->method_esc &
-                        (params_ok >> (env->params_t & 31)) &
-                        (id_ok >> (env->id_t & 31))) &&
+  /* The envelope's first eight bytes (flags and member types) against
+   * the usual values at once, params_t and id_t masked out; '&' rather
+   * than '&&': one branch for the lot. */
+  static const jrpc__envelope_t usual = {
+      .is_object = 1, .jsonrpc_t = JRPC_T_STRING, .method_t = JRPC_T_STRING};
+  static const jrpc__envelope_t mask = {.is_object = 0xFF,
+                                        .duplicate = 0xFF,
+                                        .jsonrpc_t = 0xFF,
+                                        .method_t = 0xFF,
+                                        .jsonrpc_esc = 0xFF,
+                                        .method_esc = 0xFF};
+  uint64_t head, want, keep;
+  memcpy(&head, env, 8);
+  memcpy(&want, &usual, 8);
+  memcpy(&keep, &mask, 8);
+  if (__builtin_expect(((head & keep) == want) & (env->jsonrpc_n == 3) &
+                               (params_ok >> (env->params_t & 31)) &
+                               (id_ok >> (env->id_t & 31)) &&
                            memcmp(env->jsonrpc, "2.0", 3) == 0,
                        1)) {
     req->kind = env->id_t == JRPC_T_NONE ? JRPC__REQ_NOTIFY : JRPC__REQ_CALL;
@@ -83,6 +100,15 @@ int jrpc__reply_error_close(jrpc__outbuf_t *o);
 /* ,"id":ID}  (closes the response object) */
 JRPC__INLINE int jrpc__reply_close(jrpc__outbuf_t *o, const char *id,
                                    size_t id_n) {
+  char *d = o->p;
+  if (JRPC__LIKELY(id_n <= 16 && (size_t)(o->end - d) >= 6 + 16 + 1)) {
+    /* The usual short id with room to spare: one bound check. */
+    memcpy(d, ",\"id\":", 6);
+    jrpc__copy_short(d + 6, id, id_n);
+    d[6 + id_n] = '}';
+    o->p = d + 6 + id_n + 1;
+    return 0;
+  }
   int rc = JRPC__LIT(o, ",\"id\":");
   rc |= jrpc__out_put_short(o, id, id_n);
   rc |= jrpc__out_byte(o, '}');

@@ -77,7 +77,7 @@ int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
 
 /* Decimal digits of v, written straight into the chain (no staging copy):
  * count them, then fill from the last. */
-static int num_text(jrpc__outbuf_t *o, uint64_t v, int neg) {
+JRPC__INLINE int num_text(jrpc__outbuf_t *o, uint64_t v, int neg) {
   char *d = jrpc__out_room(o, 21);
   if (!d)
     return JRPC_ENOMEM;
@@ -265,7 +265,7 @@ int jrpc__writer_str(jrpc__writer_t *w, const char *s, size_t n) {
 int jrpc__writer_i64(jrpc__writer_t *w, int64_t v) {
   if (JRPC__LIKELY(!(w->depth | w->done | w->bad))) {
     /* The whole result is this one number. */
-    if (jrpc__json_i64(w->out, v))
+    if (num_text(w->out, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0))
       return value_end(w, JRPC_ENOMEM);
     w->done = 1;
     return 0;
