@@ -246,43 +246,88 @@ static const char *reason(int status) {
 
 static const char json_type[] = "application/json";
 
+/* Appends the n bytes of s at d: the head is put together in place. */
+static char *cat(char *d, const char *s, size_t n) {
+  memcpy(d, s, n);
+  return d + n;
+}
+#define CAT(d, lit) cat(d, lit, sizeof(lit) - 1)
+
+/* The Content-Length field's name, its digits' room and the head's end. */
+#define LEN_FIELD "Content-Length: "
+#define LEN_ROOM "          \r\n\r\n" /* CL_WIDTH spaces */
+
+/* The head of nearly every reply, whole: written with one copy. */
+static const char head_200_json[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: application/json\r\n" LEN_FIELD LEN_ROOM;
+static const char head_clen[] = LEN_FIELD LEN_ROOM;
+_Static_assert(sizeof(LEN_ROOM) - 1 == CL_WIDTH + 4, "CL_WIDTH spaces");
+
 /* The head of a reply; with `type`, Content-Type and a Content-Length to
- * fill in by head_end. http10: an HTTP/1.0 client kept alive is told so. */
+ * fill in by head_end. http10: an HTTP/1.0 client kept alive is told so.
+ * Put together without printf: it is on every request's path. */
 static int head_begin(jrpc__http_t *h, jrpc__outbuf_t *o, head_t *hd,
                       int status, const char *type, const char *extra) {
   hd->start = jrpc__out_mark(o);
   hd->len = NULL;
-  char buf[256];
-  int n = 0;
   int clen = h->s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH;
-  if (!clen) {
-    const char *conn = h->close_after ? "Connection: close\r\n"
-                       : h->http10    ? "Connection: keep-alive\r\n"
-                                      : "";
-    n = snprintf(buf, sizeof(buf), "HTTP/1.1 %d %s\r\n%s%s%s%s%s", status,
-                 reason(status), type ? "Content-Type: " : "", type ? type : "",
-                 type ? "\r\n" : "", conn, extra ? extra : "");
-    if (!type)
-      n += snprintf(buf + n, sizeof(buf) - (size_t)n, "\r\n");
+  const char *conn = h->close_after ? "Connection: close\r\n"
+                     : h->http10    ? "Connection: keep-alive\r\n"
+                                    : "";
+  const char *fixed = NULL;
+  size_t n = 0;
+  if (clen) {
+    fixed = head_clen;
+    n = sizeof(head_clen) - 1;
+  } else if (status == 200 && type == json_type && !*conn && !extra) {
+    fixed = head_200_json;
+    n = sizeof(head_200_json) - 1;
   }
-  if (clen || type)
-    n += snprintf(buf + n, sizeof(buf) - (size_t)n, "Content-Length: ");
-  jrpc__out_put(o, buf, (size_t)n);
-  if (clen || type) {
-    /* The digits and the head's end, contiguous, to be filled in. */
-    char *room = jrpc__out_room(o, CL_WIDTH + 4);
-    if (!room)
+  char buf[256];
+  if (!fixed) {
+    /* Every part is short and known here: 256 bytes hold them all. */
+    const char *why = reason(status);
+    char *d = CAT(buf, "HTTP/1.1 ");
+    *d++ = (char)('0' + status / 100);
+    *d++ = (char)('0' + status / 10 % 10);
+    *d++ = (char)('0' + status % 10);
+    *d++ = ' ';
+    d = cat(d, why, strlen(why));
+    d = CAT(d, "\r\n");
+    if (type) {
+      d = CAT(d, "Content-Type: ");
+      d = cat(d, type, strlen(type));
+      d = CAT(d, "\r\n");
+    }
+    d = cat(d, conn, strlen(conn));
+    if (extra)
+      d = cat(d, extra, strlen(extra));
+    d = type ? CAT(d, LEN_FIELD LEN_ROOM) : CAT(d, "\r\n");
+    fixed = buf;
+    n = (size_t)(d - buf);
+  }
+  /* The digits' room and the head's end must be contiguous: put apart
+   * when the segment's end is near. */
+  size_t tail = clen || type ? sizeof(LEN_ROOM) - 1 : 0;
+  if ((size_t)(o->end - o->p) >= n) {
+    memcpy(o->p, fixed, n);
+    o->p += n;
+  } else {
+    jrpc__out_put(o, fixed, n - tail);
+    char *room = tail ? jrpc__out_room(o, tail) : o->p;
+    if (!room || o->oom)
       return JRPC_ENOMEM;
-    memset(room, ' ', CL_WIDTH);
-    memcpy(room + CL_WIDTH, "\r\n\r\n", 4);
-    hd->len = room;
-    o->p = room + CL_WIDTH + 4;
+    memcpy(room, fixed + n - tail, tail);
+    o->p = room + tail;
   }
+  if (tail)
+    hd->len = o->p - tail; /* the digits, filled in by head_end */
   hd->body = jrpc__out_pos(o);
-  return o->oom ? JRPC_ENOMEM : 0;
+  return 0;
 }
 
-/* The body is complete: its length goes into the head. */
+/* The body is complete: its length goes into the head, right-aligned. */
 static int head_end(jrpc__outbuf_t *o, head_t *hd) {
   if (o->oom) {
     jrpc__out_truncate(o, hd->start);
@@ -290,10 +335,12 @@ static int head_end(jrpc__outbuf_t *o, head_t *hd) {
     return JRPC_ENOMEM;
   }
   if (hd->len) {
-    char digits[CL_WIDTH + 1];
-    snprintf(digits, sizeof(digits), "%*llu", CL_WIDTH,
-             (unsigned long long)(jrpc__out_pos(o) - hd->body));
-    memcpy(hd->len, digits, CL_WIDTH);
+    uint64_t v = jrpc__out_pos(o) - hd->body;
+    char *d = hd->len + CL_WIDTH;
+    do {
+      *--d = (char)('0' + v % 10);
+      v /= 10;
+    } while (v && d > hd->len);
   }
   return 0;
 }
