@@ -82,6 +82,17 @@ typedef struct jrpc__http {
   uint8_t awaiting;
   uint8_t close_after; /* ... and the connection closes after it */
   uint8_t http10;      /* ... to an HTTP/1.0 client */
+  /* The memo (http.c): the last head the parser read, when it was a plain
+   * POST with a Content-Length, kept so that the same head again is not
+   * parsed again. */
+  uint32_t clen_at;     /* the Content-Length value's offset in the head */
+  uint8_t memo_hit;     /* the message at rd has the memo's head */
+  uint8_t memo_ndigits; /* the number of Content-Length digits in memo */
+  uint16_t memo_digits; /* where they are in memo */
+  uint16_t memo_len;    /* bytes of memo; 0: none */
+  size_t memo_body;     /* the body length of the message that matched */
+  uint64_t memo_hits;   /* heads the memo served (for the tests) */
+  char memo[256];
 } jrpc__http_t;
 
 /* s was set up by jrpc__stream_init with JRPC_FRAMING_HTTP or
