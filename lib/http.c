@@ -2,6 +2,7 @@
 #include "http.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -224,6 +225,12 @@ void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
   h->host_arg = host_arg;
   message_reset(h);
   s->http = h;
+}
+
+void jrpc__http_free(jrpc__http_t *h) {
+  free(h->memo);
+  h->memo = NULL;
+  h->memo_len = 0;
 }
 
 /* ---- writing replies ---- */
@@ -550,7 +557,7 @@ static void memo_record(jrpc__http_t *h) {
   h->memo_len = 0;
   if (h->status || h->route || h->expect || h->close_after || p->upgrade ||
       p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
-      !(p->flags & F_CONTENTLENGTH) || h->head_len > sizeof(h->memo) ||
+      !(p->flags & F_CONTENTLENGTH) || h->head_len > JRPC__HTTP_MEMO_MAX ||
       h->clen_at >= h->head_len)
     return;
   size_t k = 0;
@@ -558,6 +565,8 @@ static void memo_record(jrpc__http_t *h) {
     k++;
   if (k == 0 || k > 9)
     return;
+  if (!h->memo && !(h->memo = malloc(JRPC__HTTP_MEMO_MAX)))
+    return; /* parsed every time, then */
   memcpy(h->memo, b, h->head_len);
   h->memo_len = (uint16_t)h->head_len;
   h->memo_digits = (uint16_t)h->clen_at;

@@ -134,6 +134,7 @@ static void conn_send(conn_t *c, const char *in, size_t n, size_t chunk) {
 }
 
 static void conn_free(conn_t *c) {
+  jrpc__http_free(&c->h);
   jrpc__stream_free(&c->s);
   free(c);
 }
