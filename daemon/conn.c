@@ -598,6 +598,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
   /* uv_close closes the fd now, so no write in flight touches the output
    * after this; its callback comes back cancelled and sees `closed`. */
   uv_close(&c->h.h, on_closed);
+  if (c->st.http)
+    jrpc__http_free(&c->http);
   jrpc__stream_free(&c->st);
   list_drop(c);
   c->w->nconns--;

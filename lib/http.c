@@ -2,6 +2,7 @@
 #include "http.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -28,8 +29,8 @@ static jrpc__http_t *of_parser(http_parser *p) {
 
 /* ---- reading the head ---- */
 
-static int is_tchar_upper(char c) {
-  return c >= 'A' && c <= 'Z';
+static int is_digit(char c) {
+  return c >= '0' && c <= '9';
 }
 
 /* A header line is over: judge its value if it is one we look at. */
@@ -70,10 +71,12 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
     end_header(h); /* the previous header's value is complete */
   if (h->field_n == 0xff)
     h->field_n = 0; /* a new name begins */
-  for (size_t i = 0; i < len && h->field_n < sizeof(h->field_name); i++) {
-    char c = at[i];
-    h->field_name[h->field_n++] = is_tchar_upper(c) ? (char)(c + 32) : c;
-  }
+  /* Kept as sent (up to its 16 first bytes): its length alone rules out
+   * most names, so case is folded only when it is compared. */
+  size_t room = sizeof(h->field_name) - h->field_n;
+  size_t k = len < room ? len : room;
+  memcpy(h->field_name + h->field_n, at, k);
+  h->field_n = (uint8_t)(h->field_n + k);
   return 0;
 }
 
@@ -82,12 +85,16 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
   if (h->field == FIELD_NONE) {
     /* The first piece of a value: the name before it is whole. */
     size_t n = h->field_n;
-    if (n == 12 && memcmp(h->field_name, "content-type", 12) == 0)
+    h->field = FIELD_OTHER;
+    if (n == 12 && strncasecmp(h->field_name, "content-type", 12) == 0) {
       h->field = FIELD_CTYPE;
-    else if (n == 6 && memcmp(h->field_name, "expect", 6) == 0)
+    } else if (n == 14 &&
+               strncasecmp(h->field_name, "content-length", 14) == 0) {
+      /* Where its digits are, for the memo (the parser checks them). */
+      h->clen_at = (uint32_t)(at - (h->s->buf + h->s->rd));
+    } else if (n == 6 && strncasecmp(h->field_name, "expect", 6) == 0) {
       h->field = FIELD_EXPECT;
-    else
-      h->field = FIELD_OTHER;
+    }
     h->field_n = 0xff;
     h->value_n = 0;
   }
@@ -201,6 +208,8 @@ static void message_reset(jrpc__http_t *h) {
   h->field_n = 0;
   h->value_n = 0;
   h->url_n = 0;
+  h->memo_hit = 0;
+  h->clen_at = UINT32_MAX;
 }
 
 void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
@@ -216,6 +225,12 @@ void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
   h->host_arg = host_arg;
   message_reset(h);
   s->http = h;
+}
+
+void jrpc__http_free(jrpc__http_t *h) {
+  free(h->memo);
+  h->memo = NULL;
+  h->memo_len = 0;
 }
 
 /* ---- writing replies ---- */
@@ -246,43 +261,88 @@ static const char *reason(int status) {
 
 static const char json_type[] = "application/json";
 
+/* Appends the n bytes of s at d: the head is put together in place. */
+static char *cat(char *d, const char *s, size_t n) {
+  memcpy(d, s, n);
+  return d + n;
+}
+#define CAT(d, lit) cat(d, lit, sizeof(lit) - 1)
+
+/* The Content-Length field's name, its digits' room and the head's end. */
+#define LEN_FIELD "Content-Length: "
+#define LEN_ROOM "          \r\n\r\n" /* CL_WIDTH spaces */
+
+/* The head of nearly every reply, whole: written with one copy. */
+static const char head_200_json[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: application/json\r\n" LEN_FIELD LEN_ROOM;
+static const char head_clen[] = LEN_FIELD LEN_ROOM;
+_Static_assert(sizeof(LEN_ROOM) - 1 == CL_WIDTH + 4, "CL_WIDTH spaces");
+
 /* The head of a reply; with `type`, Content-Type and a Content-Length to
- * fill in by head_end. http10: an HTTP/1.0 client kept alive is told so. */
+ * fill in by head_end. http10: an HTTP/1.0 client kept alive is told so.
+ * Put together without printf: it is on every request's path. */
 static int head_begin(jrpc__http_t *h, jrpc__outbuf_t *o, head_t *hd,
                       int status, const char *type, const char *extra) {
   hd->start = jrpc__out_mark(o);
   hd->len = NULL;
-  char buf[256];
-  int n = 0;
   int clen = h->s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH;
-  if (!clen) {
-    const char *conn = h->close_after ? "Connection: close\r\n"
-                       : h->http10    ? "Connection: keep-alive\r\n"
-                                      : "";
-    n = snprintf(buf, sizeof(buf), "HTTP/1.1 %d %s\r\n%s%s%s%s%s", status,
-                 reason(status), type ? "Content-Type: " : "", type ? type : "",
-                 type ? "\r\n" : "", conn, extra ? extra : "");
-    if (!type)
-      n += snprintf(buf + n, sizeof(buf) - (size_t)n, "\r\n");
+  const char *conn = h->close_after ? "Connection: close\r\n"
+                     : h->http10    ? "Connection: keep-alive\r\n"
+                                    : "";
+  const char *fixed = NULL;
+  size_t n = 0;
+  if (clen) {
+    fixed = head_clen;
+    n = sizeof(head_clen) - 1;
+  } else if (status == 200 && type == json_type && !*conn && !extra) {
+    fixed = head_200_json;
+    n = sizeof(head_200_json) - 1;
   }
-  if (clen || type)
-    n += snprintf(buf + n, sizeof(buf) - (size_t)n, "Content-Length: ");
-  jrpc__out_put(o, buf, (size_t)n);
-  if (clen || type) {
-    /* The digits and the head's end, contiguous, to be filled in. */
-    char *room = jrpc__out_room(o, CL_WIDTH + 4);
-    if (!room)
+  char buf[256];
+  if (!fixed) {
+    /* Every part is short and known here: 256 bytes hold them all. */
+    const char *why = reason(status);
+    char *d = CAT(buf, "HTTP/1.1 ");
+    *d++ = (char)('0' + status / 100);
+    *d++ = (char)('0' + status / 10 % 10);
+    *d++ = (char)('0' + status % 10);
+    *d++ = ' ';
+    d = cat(d, why, strlen(why));
+    d = CAT(d, "\r\n");
+    if (type) {
+      d = CAT(d, "Content-Type: ");
+      d = cat(d, type, strlen(type));
+      d = CAT(d, "\r\n");
+    }
+    d = cat(d, conn, strlen(conn));
+    if (extra)
+      d = cat(d, extra, strlen(extra));
+    d = type ? CAT(d, LEN_FIELD LEN_ROOM) : CAT(d, "\r\n");
+    fixed = buf;
+    n = (size_t)(d - buf);
+  }
+  /* The digits' room and the head's end must be contiguous: put apart
+   * when the segment's end is near. */
+  size_t tail = clen || type ? sizeof(LEN_ROOM) - 1 : 0;
+  if ((size_t)(o->end - o->p) >= n) {
+    memcpy(o->p, fixed, n);
+    o->p += n;
+  } else {
+    jrpc__out_put(o, fixed, n - tail);
+    char *room = tail ? jrpc__out_room(o, tail) : o->p;
+    if (!room || o->oom)
       return JRPC_ENOMEM;
-    memset(room, ' ', CL_WIDTH);
-    memcpy(room + CL_WIDTH, "\r\n\r\n", 4);
-    hd->len = room;
-    o->p = room + CL_WIDTH + 4;
+    memcpy(room, fixed + n - tail, tail);
+    o->p = room + tail;
   }
+  if (tail)
+    hd->len = o->p - tail; /* the digits, filled in by head_end */
   hd->body = jrpc__out_pos(o);
-  return o->oom ? JRPC_ENOMEM : 0;
+  return 0;
 }
 
-/* The body is complete: its length goes into the head. */
+/* The body is complete: its length goes into the head, right-aligned. */
 static int head_end(jrpc__outbuf_t *o, head_t *hd) {
   if (o->oom) {
     jrpc__out_truncate(o, hd->start);
@@ -290,10 +350,12 @@ static int head_end(jrpc__outbuf_t *o, head_t *hd) {
     return JRPC_ENOMEM;
   }
   if (hd->len) {
-    char digits[CL_WIDTH + 1];
-    snprintf(digits, sizeof(digits), "%*llu", CL_WIDTH,
-             (unsigned long long)(jrpc__out_pos(o) - hd->body));
-    memcpy(hd->len, digits, CL_WIDTH);
+    uint64_t v = jrpc__out_pos(o) - hd->body;
+    char *d = hd->len + CL_WIDTH;
+    do {
+      *--d = (char)('0' + v % 10);
+      v /= 10;
+    } while (v && d > hd->len);
   }
   return 0;
 }
@@ -476,6 +538,85 @@ int jrpc__http_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got) {
   return rc ? rc : JRPC__ECLOSE;
 }
 
+/* ---- the memo: a head the parser has already read ---- */
+
+/* Clients send the same head again and again but for the Content-Length
+ * digits, and the parser's cost is per byte (about 30 instructions, more
+ * than the rest of a small call). So the head of a plain POST with a
+ * Content-Length that the parser read and found good is kept, and a next
+ * head that is the same bytes but for those digits (1 to 9 of them) is not
+ * parsed again: the parser would make the same of it, but for the length,
+ * which is read here. It is kept only while the parser has read nothing
+ * since, so that h->p still says what it said of that head. Anything else
+ * (another head, one not whole in the buffer yet, a body too large, a
+ * head too long) goes to the parser, which drops the memo. */
+
+static void memo_record(jrpc__http_t *h) {
+  const http_parser *p = &h->p;
+  const char *b = h->s->buf + h->s->rd;
+  h->memo_len = 0;
+  if (h->status || h->route || h->expect || h->close_after || p->upgrade ||
+      p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
+      !(p->flags & F_CONTENTLENGTH) || h->head_len > JRPC__HTTP_MEMO_MAX ||
+      h->clen_at >= h->head_len)
+    return;
+  size_t k = 0;
+  while (h->clen_at + k < h->head_len && is_digit(b[h->clen_at + k]))
+    k++;
+  if (k == 0 || k > 9)
+    return;
+  if (!h->memo && !(h->memo = malloc(JRPC__HTTP_MEMO_MAX)))
+    return; /* parsed every time, then */
+  memcpy(h->memo, b, h->head_len);
+  h->memo_len = (uint16_t)h->head_len;
+  h->memo_digits = (uint16_t)h->clen_at;
+  h->memo_ndigits = (uint8_t)k;
+}
+
+/* 1 when the message at rd has the memo's head (whole in the buffer). */
+static int memo_match(jrpc__http_t *h) {
+  jrpc__stream_t *s = h->s;
+  const char *b = s->buf + s->rd;
+  size_t have = s->wr - s->rd;
+  size_t pre = h->memo_digits;
+  size_t post = h->memo_len - pre - h->memo_ndigits;
+  if (have < pre + 1 + post || memcmp(b, h->memo, pre) != 0)
+    return 0;
+  uint64_t len = 0;
+  size_t k = 0;
+  for (; k < 9 && pre + k < have && is_digit(b[pre + k]); k++)
+    len = len * 10 + (uint64_t)(b[pre + k] - '0');
+  /* The memo's byte after the digits is none: a tenth digit fails here. */
+  size_t head = pre + k + post;
+  if (k == 0 || have < head ||
+      memcmp(b + pre + k, h->memo + pre + h->memo_ndigits, post) != 0)
+    return 0;
+  if (head > h->max_head || len > s->e->lim.max_frame_bytes)
+    return 0; /* the parser says what is wrong */
+  h->head_len = head;
+  h->memo_body = len;
+  h->memo_hit = 1;
+  h->memo_hits++;
+  h->fresh = 0;
+  return 1;
+}
+
+/* The body of a message whose head matched the memo: whole or awaited. */
+static int memo_body(jrpc__http_t *h, int *whole) {
+  jrpc__stream_t *s = h->s;
+  size_t total = h->head_len + h->memo_body;
+  if (s->wr - s->rd < total) {
+    h->parsed = h->head_len;
+    s->need = total; /* the body contiguous after the head */
+    return 0;
+  }
+  h->parsed = total;
+  h->body_len = h->memo_body;
+  h->complete = 1;
+  *whole = 1;
+  return 0;
+}
+
 /* ---- the feed ---- */
 
 /* What the parser said about the bytes given: 1 a message is whole, 0 it
@@ -486,6 +627,9 @@ static int parse_more(jrpc__http_t *h, int *whole) {
   size_t avail = s->wr - s->rd - h->parsed;
   if (!avail)
     return 0;
+  if (h->memo_hit || (h->fresh && h->memo_len && memo_match(h)))
+    return memo_body(h, whole);
+  h->memo_len = 0; /* the parser reads this message */
   if (h->fresh && s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
     /* The header block of LSP is an HTTP request's without the request
      * line: the parser gets one of ours first. */
@@ -555,6 +699,8 @@ static int answer(jrpc__http_t *h) {
     rc = route_reply(h);
   else
     rc = rpc_reply(h, s->buf + s->rd + h->head_len, h->body_len);
+  if (!h->memo_hit)
+    memo_record(h);
   s->rd += h->parsed;
   s->need = 0;
   message_reset(h);

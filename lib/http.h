@@ -43,6 +43,9 @@ enum {
   JRPC__HTTP_ROUTE_METRICS = 2,
 };
 
+/* The longest head kept by the memo: most clients' are 100-250 bytes. */
+#define JRPC__HTTP_MEMO_MAX 256
+
 typedef struct jrpc__http_host {
   /* 1 while serving, 0 while draining (/health answers 503). */
   int (*healthy)(void *arg);
@@ -82,6 +85,18 @@ typedef struct jrpc__http {
   uint8_t awaiting;
   uint8_t close_after; /* ... and the connection closes after it */
   uint8_t http10;      /* ... to an HTTP/1.0 client */
+  /* The memo (http.c): the last head the parser read, when it was a plain
+   * POST with a Content-Length, kept so that the same head again is not
+   * parsed again. Allocated at the first head kept, so that connections
+   * of other framings (which embed this) pay nothing for it. */
+  uint32_t clen_at;     /* the Content-Length value's offset in the head */
+  uint8_t memo_hit;     /* the message at rd has the memo's head */
+  uint8_t memo_ndigits; /* the number of Content-Length digits in memo */
+  uint16_t memo_digits; /* where they are in memo */
+  uint16_t memo_len;    /* bytes of memo; 0: none */
+  size_t memo_body;     /* the body length of the message that matched */
+  uint64_t memo_hits;   /* heads the memo served (for the tests) */
+  char *memo;           /* JRPC__HTTP_MEMO_MAX bytes */
 } jrpc__http_t;
 
 /* s was set up by jrpc__stream_init with JRPC_FRAMING_HTTP or
@@ -89,6 +104,9 @@ typedef struct jrpc__http {
 void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
                      uint8_t routes, const jrpc__http_host_t *host,
                      void *host_arg);
+
+/* What h holds of its own (the memo): before s's jrpc__stream_free. */
+void jrpc__http_free(jrpc__http_t *h);
 
 /* jrpc__stream_feed for a stream with h: the same contract (0,
  * JRPC__ECLOSE once the reply that ends the connection is written, or

@@ -200,6 +200,8 @@ static __attribute__((unused)) void run_framed(fixture_t *f, const char *one,
 #else
   uint64_t mallocs = n_alloc - before;
 #endif
+  if (framing == JRPC_FRAMING_HTTP)
+    jrpc__http_free(&h);
   jrpc__stream_free(&s);
   free(in);
   if (mallocs)

@@ -134,6 +134,7 @@ static void conn_send(conn_t *c, const char *in, size_t n, size_t chunk) {
 }
 
 static void conn_free(conn_t *c) {
+  jrpc__http_free(&c->h);
   jrpc__stream_free(&c->s);
   free(c);
 }
@@ -577,6 +578,90 @@ static void test_content_length_framing(void **state) {
   conn_free(c);
 }
 
+/* The statuses of out's replies, in order, as "200 415 ...". */
+static void statuses(const char *out, char *dst, size_t cap) {
+  size_t n = 0;
+  dst[0] = '\0';
+  for (const char *p = strstr(out, "HTTP/1.1 "); p && n + 4 < cap;
+       p = strstr(p + 1, "HTTP/1.1 ")) {
+    n += (size_t)snprintf(dst + n, cap - n, "%s%.3s", n ? " " : "", p + 9);
+  }
+}
+
+/* Appends a request to in: head (its one %zu the body's length), body. */
+static void append(char *in, size_t cap, const char *head, const char *body) {
+  size_t n = strlen(in);
+  n += (size_t)snprintf(in + n, cap - n, head, strlen(body));
+  snprintf(in + n, cap - n, "%s", body);
+}
+
+#define HEAD_A(type)                                                           \
+  "POST / HTTP/1.1\r\nHost: t\r\nContent-Type: " type "\r\n"                   \
+  "Content-Length: %zu\r\n\r\n"
+#define HEAD_B(type, extra)                                                    \
+  "POST / HTTP/1.1\r\nContent-Length: %zu\r\nContent-Type: " type "\r\n" extra \
+  "\r\n"
+
+/* A head the same as the last one but for its Content-Length digits is
+ * not parsed again (the memo): every other difference still counts. In
+ * one read the memo serves; byte by byte every head is parsed; run_both
+ * holds the two to the same output. */
+static void test_memo_same_head(void **state) {
+  fixture_t *f = *state;
+  static const char pad[] = "0123456789012345678901234567890123456789"
+                            "0123456789012345678901234567890123456789";
+  char big[256], in[4096] = "";
+  snprintf(big, sizeof(big),
+           "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"%s\"],"
+           "\"id\":7}",
+           pad);
+  const char *small = CALL1;
+  /* Head A has Content-Length last, head B a header after it. */
+  append(in, sizeof(in), HEAD_A("application/json"), small);
+  append(in, sizeof(in), HEAD_A("application/json"), big); /* 3 digits */
+  append(in, sizeof(in),
+         "POST / HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+         "Content-Length: 0%zu\r\n\r\n",
+         small);
+  append(in, sizeof(in), HEAD_A("text/plain"), small);
+  append(in, sizeof(in), HEAD_A("application/json"), big);
+  append(in, sizeof(in),
+         "PUT / HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+         "Content-Length: %zu\r\n\r\n",
+         small);
+  append(in, sizeof(in), HEAD_B("application/json", ""), big);
+  append(in, sizeof(in), HEAD_B("application/jsox", ""), small);
+  append(in, sizeof(in), HEAD_B("application/json", ""), small);
+  append(in, sizeof(in), HEAD_B("application/json", ""), "");
+  append(in, sizeof(in), HEAD_B("application/json", "Connection: close\r\n"),
+         small);
+  int rc;
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
+  char got[128];
+  statuses(out, got, sizeof(got));
+  assert_string_equal(got, "200 200 200 415 200 405 200 415 200 200 200");
+  assert_int_equal(rc, JRPC__ECLOSE);
+  /* The bodies were cut where their Content-Length said. */
+  char want[512];
+  snprintf(want, sizeof(want), "\"result\":[\"%s\"],\"id\":7}", pad);
+  const char *at = strstr(out, want);
+  assert_non_null(at);
+  assert_non_null(strstr(at + 1, want));
+  assert_non_null(strstr(out, "-32700")); /* the empty body */
+  free(out);
+  /* And the memo is what served the one read. */
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  in[0] = '\0';
+  append(in, sizeof(in), HEAD_A("application/json"), small);
+  conn_send(c, in, strlen(in), 1 << 20);
+  assert_int_equal(c->h.memo_len, strlen(in) - strlen(small));
+  assert_int_equal(c->h.memo_hits, 0);
+  conn_send(c, in, strlen(in), 1 << 20);
+  assert_int_equal(c->s.nframes, 2);
+  assert_int_equal(c->h.memo_hits, 1);
+  conn_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_call_200, setup, teardown),
@@ -597,6 +682,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_timeout_408, setup, teardown),
       cmocka_unit_test_setup_teardown(test_chunked_buffer_bounded, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_memo_same_head, setup, teardown),
       cmocka_unit_test_setup_teardown(test_content_length_framing, setup,
                                       teardown),
   };

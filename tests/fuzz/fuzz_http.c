@@ -96,6 +96,7 @@ static int run(int framing, uint32_t head, int chunking, const char *in,
     FZ_CHECK(s.buf || s.wr == s.rd, "bytes without a buffer");
     FZ_CHECK(s.wr > s.rd || !s.buf, "an idle stream keeps its buffer");
   }
+  jrpc__http_free(&h);
   jrpc__stream_free(&s);
   return closed;
 }

@@ -240,6 +240,10 @@ def http_seeds():
         b"1ffffffffffffffff\r\n",
         "long_header": b"POST / HTTP/1.1\r\nX-A: " + b"a" * 300 + b"\r\n\r\n",
         "garbage": b"\x16\x03\x01\x00garbage\r\n\r\n",
+        # The same head but for its Content-Length digits (the memo), then
+        # a head that differs in one byte.
+        "same_head": post(add) + post(req("echo", "[" + "1," * 50 + "1]").encode())
+        + post(add) + post(add).replace(b"application/json", b"application/jsox"),
     }
     for name, data in seeds.items():
         for lim, reads in ((0, 0), (1, 1), (3, 2)):
