@@ -6,6 +6,7 @@
  * backend's through the views. tests/test_validate.c runs both paths
  * side by side. */
 #include "validate.h"
+#include "validate_fast.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -128,6 +129,37 @@ static int parse_desc(const char *desc, jrpc__parser_t *p, jrpc__arena_t *a,
   return 0;
 }
 
+/* What the fast path reads: see jrpc__vplan_t and jrpc__vparam_t. */
+static void fast_fields(jrpc__vplan_t *plan) {
+  plan->word_keys = 1;
+  for (uint32_t k = 0; k < plan->n; k++) {
+    jrpc__vparam_t *vp = &plan->p[k];
+    size_t n = vp->name_n;
+    /* A raw key equal to such a name up to a quote is that name: it
+     * cannot have an escaped quote there without a backslash before. */
+    int quoted =
+        n < 8 && !memchr(vp->name, '"', n) && !memchr(vp->name, '\\', n);
+    unsigned char word[8] = {0}, ones[8] = {0};
+    memcpy(word, vp->name, n < 8 ? n : 8);
+    if (quoted)
+      word[n] = '"';
+    memset(ones, 0xff, quoted ? n + 1 : n < 8 ? n : 8);
+    memcpy(&vp->word, word, sizeof(word));
+    memcpy(&vp->mask, ones, sizeof(ones));
+    plan->word_keys &= (uint8_t)quoted;
+    vp->accept = vp->types ? vp->types : (uint8_t)(JRPC__VT_OBJECT * 2 - 1);
+  }
+  plan->pos_lo = plan->name_lo = plan->min_pos;
+  plan->pos_span = plan->name_span = plan->n - plan->min_pos;
+  if (plan->structure == JRPC__PS_BY_NAME) {
+    plan->pos_lo = UINT32_MAX;
+    plan->pos_span = 0;
+  } else if (plan->structure == JRPC__PS_BY_POSITION) {
+    plan->name_lo = UINT32_MAX;
+    plan->name_span = 0;
+  }
+}
+
 static int compile_params(compile_t *cx, jrpc_val_t root, jrpc__arena_t *a,
                           jrpc__vplan_t **out) {
   int present;
@@ -206,6 +238,7 @@ static int compile_params(compile_t *cx, jrpc_val_t root, jrpc__arena_t *a,
       return JRPC_EINVAL;
     }
   }
+  fast_fields(plan);
   *out = plan;
   return 0;
 }
@@ -491,8 +524,31 @@ JRPC__INLINE int check(const jrpc__vplan_t *plan, jrpc_val_t params,
   return jrpc__vplan_check_views(plan, params, why);
 }
 
+/* ---- the fast path (validate_fast.h) ---- */
+
+const uint8_t jrpc__vt_container[JSMN_PRIMITIVE + 1] = {
+    [JSMN_OBJECT] = JRPC__VT_OBJECT,
+    [JSMN_ARRAY] = JRPC__VT_ARRAY,
+    [JSMN_STRING] = JRPC__VT_STRING,
+};
+const uint8_t jrpc__vt_primitive[256] = {
+    ['-'] = JRPC__VT_NUMBER,  ['0'] = JRPC__VT_NUMBER, ['1'] = JRPC__VT_NUMBER,
+    ['2'] = JRPC__VT_NUMBER,  ['3'] = JRPC__VT_NUMBER, ['4'] = JRPC__VT_NUMBER,
+    ['5'] = JRPC__VT_NUMBER,  ['6'] = JRPC__VT_NUMBER, ['7'] = JRPC__VT_NUMBER,
+    ['8'] = JRPC__VT_NUMBER,  ['9'] = JRPC__VT_NUMBER, ['t'] = JRPC__VT_BOOLEAN,
+    ['f'] = JRPC__VT_BOOLEAN, ['n'] = JRPC__VT_NULL,
+};
+
+int jrpc__vplan_fast(const jrpc__vplan_t *plan, jrpc_val_t params) {
+  return jrpc__vplan_pass(plan, params);
+}
+
 int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
                       jrpc__vfail_t *why) {
+  if (jrpc__vplan_pass(plan, params)) {
+    why->reason = JRPC__VR_OK;
+    return 1;
+  }
   return check(plan, params, why);
 }
 
@@ -560,13 +616,20 @@ static JRPC__NOINLINE int refuse(jrpc_call_t *c, const jrpc__vplan_t *plan,
   return JRPC_EFAIL;
 }
 
+/* Dispatch calls this when jrpc__vplan_pass cannot say yes: the full
+ * check decides, and the reason goes into the error. */
 int jrpc__validated_call(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   const jrpc__vplan_t *plan = udata;
   jrpc__vfail_t why;
   why.param = NULL;
-  if (JRPC__UNLIKELY(!check(plan, params, &why)))
+  if (!check(plan, params, &why))
     return refuse(c, plan, &why);
   return plan->fn(c, params, plan->udata);
+}
+
+int jrpc__validated_method(jrpc_call_t *c, jrpc_val_t params,
+                           const jrpc__method_t *m) {
+  return jrpc__validated_call(c, params, m->vplan);
 }
 
 int jrpc__validate_owner(jrpc__registry_t *r, const void *owner, char *err,
@@ -592,9 +655,7 @@ int jrpc__validate_owner(jrpc__registry_t *r, const void *owner, char *err,
     }
     plan->fn = m->fn;
     plan->udata = m->udata;
-    m->vplan = plan;
-    m->fn = jrpc__validated_call;
-    m->udata = plan;
+    m->vplan = plan; /* dispatch checks before it calls m->fn */
   }
   return 0;
 }
