@@ -7,10 +7,9 @@
  * runs its checks over the request's params before it calls the module's
  * handler, which it calls only when they pass; otherwise the call is
  * answered -32602 with data naming the param and the reason. The checks
- * run in two steps: a fast path inlined into dispatch for the shapes
- * clients send (validate_fast.h), and, when that cannot say yes,
- * jrpc__validated_call: the full check, which gives the answer and the
- * reason.
+ * run in two steps: jrpc__vplan_fast for the shapes clients send, and,
+ * when that cannot say yes, jrpc__validated_call: the full check, which
+ * gives the answer and the reason.
  * A description with "x-jrpcd-params": "any" (a method that takes
  * anything, as echo) gets no plan. Methods without a plan cost dispatch
  * one test of their vplan field.
@@ -82,6 +81,7 @@ typedef struct jrpc__vplan {
    * refused, which no size meets). */
   uint32_t pos_lo, pos_span, name_lo, name_span;
   uint8_t word_keys;  /* every name's word includes its closing quote */
+  uint8_t ints;       /* some param takes integers but not all numbers */
   jrpc__vparam_t p[]; /* then the names */
 } jrpc__vplan_t;
 
