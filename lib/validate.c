@@ -130,8 +130,7 @@ static int parse_desc(const char *desc, jrpc__parser_t *p, jrpc__arena_t *a,
 
 /* What the fast path reads: see jrpc__vplan_t and jrpc__vparam_t. */
 static void fast_fields(jrpc__vplan_t *plan) {
-  plan->word_keys = 1;
-  plan->ints = 0;
+  plan->simple = 1;
   for (uint32_t k = 0; k < plan->n; k++) {
     jrpc__vparam_t *vp = &plan->p[k];
     size_t n = vp->name_n;
@@ -146,9 +145,10 @@ static void fast_fields(jrpc__vplan_t *plan) {
     memset(ones, 0xff, quoted ? n + 1 : n < 8 ? n : 8);
     memcpy(&vp->word, word, sizeof(word));
     memcpy(&vp->mask, ones, sizeof(ones));
-    plan->word_keys &= (uint8_t)quoted;
-    plan->ints |=
-        (vp->types & JRPC__VT_INTEGER) && !(vp->types & JRPC__VT_NUMBER);
+    /* An integer-only param makes the fast path look at number text. */
+    if (!quoted ||
+        ((vp->types & JRPC__VT_INTEGER) && !(vp->types & JRPC__VT_NUMBER)))
+      plan->simple = 0;
     vp->accept = vp->types ? vp->types : (uint8_t)(JRPC__VT_OBJECT * 2 - 1);
   }
   plan->pos_lo = plan->name_lo = plan->min_pos;
@@ -615,7 +615,7 @@ JRPC__INLINE int fast_elements(const jrpc__vparam_t *vp, const jsmntok_t *t,
 }
 
 /* simple: every name's word ends with its closing quote and no number
- * needs its text looked at. */
+ * needs its text looked at (jrpc__vplan_t.simple). */
 JRPC__INLINE int fast_members(const jrpc__vparam_t *vp, const jsmntok_t *t,
                               const jsmntok_t *base, const char *js,
                               uint32_t left, int simple) {
@@ -629,28 +629,36 @@ JRPC__INLINE int fast_members(const jrpc__vparam_t *vp, const jsmntok_t *t,
   return 1;
 }
 
+/* The containers of a token document's params, and which copy of the
+ * loops they take (simple: the one without the rare looks). */
+JRPC__INLINE int fast_tokens(const jrpc__vplan_t *plan,
+                             const jrpc__tokdoc_t *td, uint32_t idx,
+                             int simple) {
+  const char *js = td->hdr.buf;
+  const jsmntok_t *base = td->t, *c = &base[idx], *t = c + 1;
+  uint32_t left = (uint32_t)c->size;
+  if (c->type == JSMN_ARRAY)
+    return left - plan->pos_lo <= plan->pos_span &&
+           fast_elements(plan->p, t, base, js, left, !simple);
+  return c->type == JSMN_OBJECT && left - plan->name_lo <= plan->name_span &&
+         fast_members(plan->p, t, base, js, left, simple);
+}
+
+/* Plans with an integer-only param or a long or odd name: out of line,
+ * so that the usual loops need no more registers than the call gives. */
+static JRPC__NOINLINE int fast_rare(const jrpc__vplan_t *plan,
+                                    const jrpc__tokdoc_t *td, uint32_t idx) {
+  return fast_tokens(plan, td, idx, 0);
+}
+
 int jrpc__vplan_fast(const jrpc__vplan_t *plan, jrpc_val_t params) {
   const jrpc__doc_t *d = JRPC__DOC(params);
   if (JRPC__UNLIKELY(!d || d->ops->raw != jrpc__tokdoc_raw))
     return 0;
   const jrpc__tokdoc_t *td = (const jrpc__tokdoc_t *)d;
-  const char *js = td->hdr.buf;
-  const jsmntok_t *base = td->t, *c = &base[params.idx_], *t = c + 1;
-  uint32_t left = (uint32_t)c->size;
-  const jrpc__vparam_t *vp = plan->p;
-  /* Each loop in two copies: the usual one without the rare looks. */
-  if (c->type == JSMN_ARRAY) {
-    if (left - plan->pos_lo > plan->pos_span)
-      return 0;
-    if (JRPC__LIKELY(!plan->ints))
-      return fast_elements(vp, t, base, js, left, 0);
-    return fast_elements(vp, t, base, js, left, 1);
-  }
-  if (c->type != JSMN_OBJECT || left - plan->name_lo > plan->name_span)
-    return 0;
-  if (JRPC__LIKELY(plan->word_keys && !plan->ints))
-    return fast_members(vp, t, base, js, left, 1);
-  return fast_members(vp, t, base, js, left, 0);
+  if (JRPC__UNLIKELY(!plan->simple))
+    return fast_rare(plan, td, params.idx_);
+  return fast_tokens(plan, td, params.idx_, 1);
 }
 
 int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,

@@ -80,8 +80,9 @@ typedef struct jrpc__vplan {
    * n - min_pos; lo = UINT32_MAX, span = 0 where the structure is
    * refused, which no size meets). */
   uint32_t pos_lo, pos_span, name_lo, name_span;
-  uint8_t word_keys;  /* every name's word includes its closing quote */
-  uint8_t ints;       /* some param takes integers but not all numbers */
+  /* Every name's word includes its closing quote and no param takes
+   * integers but not all numbers: the fast path's usual loops. */
+  uint8_t simple;
   jrpc__vparam_t p[]; /* then the names */
 } jrpc__vplan_t;
 
