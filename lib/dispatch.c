@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "request.h"
+#include "validate.h"
 #include "writer.h"
 
 #define ARENA_FIRST (64 * 1024)
@@ -253,7 +254,16 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
     jrpc__reply_result_open(o);
   jrpc__writer_init(&call->w, o);
 
-  rc = m->fn(&call->pub, req.params, m->udata);
+  /* A method with a plan (validate_params) has its params checked first:
+   * the fast path, then the full check and any refusal only when that
+   * cannot say yes. Both are calls, not inlined, so that this function's
+   * registers stay as they were for a method without a plan, which pays
+   * one test of a field beside fn. */
+  if (JRPC__UNLIKELY(m->vplan != NULL) &&
+      !jrpc__vplan_fast(m->vplan, req.params))
+    rc = jrpc__validated_method(&call->pub, req.params, m);
+  else
+    rc = m->fn(&call->pub, req.params, m->udata);
 
   if (JRPC__LIKELY((unsigned)rc < (unsigned)JRPC_ASYNC && !call->deferred &&
                    !call->notify && !call->err_code &&

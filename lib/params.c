@@ -132,6 +132,18 @@ JRPC__INLINE int key_is(const char *raw, size_t rn, const char *name) {
   return 0;
 }
 
+/* Whether names[k] is one of names[0..k-1] (short: compared in line). */
+JRPC__INLINE int named_before(const char *const *names, uint32_t k) {
+  for (uint32_t j = 0; j < k; j++) {
+    const char *a = names[j], *b = names[k];
+    while (*a && *a == *b)
+      a++, b++;
+    if (*a == *b)
+      return 1;
+  }
+  return 0;
+}
+
 static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
                      const char *const *names, uint32_t n, jrpc_num_t *out) {
   const jsmntok_t *c = &d->t[idx];
@@ -148,9 +160,25 @@ static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
   if (c->type != JSMN_OBJECT || !names)
     return JRPC_ETYPE;
   const char *js = d->hdr.buf;
+  /* Clients mostly write the members in the order of the names: while
+   * they do, member k is tried for name k first (`next` is its key). It is
+   * the first member of that name, as the scan below would find, when
+   * members 0..k-1 were names 0..k-1 and name k is none of those. */
+  uint32_t next = idx + 1;
+  int follow = 1;
   for (uint32_t k = 0; k < n; k++) {
     out[k].status = JRPC_ENOENT;
     out[k].is_int = 0;
+    if (follow && (int)k < c->size) {
+      const jsmntok_t *kt = &d->t[next];
+      if (key_is(js + kt->start, (size_t)(kt->end - kt->start), names[k]) &&
+          !named_before(names, k)) {
+        num_tok(d, &d->t[next + 1], &out[k]);
+        next = (uint32_t)d->t[next + 1].parent; /* the next member's key */
+        continue;
+      }
+    }
+    follow = 0;
     uint32_t key = idx + 1;
     for (int m = 0; m < c->size; m++) {
       const jsmntok_t *kt = &d->t[key];

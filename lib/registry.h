@@ -21,8 +21,8 @@ typedef struct jrpc__method {
   uint32_t slot;     /* its index in slots[] (per-method counters' row) */
   char *desc;        /* owned: its OpenRPC Method Object without "name" (checked
                         JSON), or NULL (jrpc_describe) */
-  struct jrpc__vplan *vplan; /* owned: its params' checks, when fn is
-                                jrpc__validated_call (validate.h) */
+  struct jrpc__vplan *vplan; /* owned: its params' checks, which dispatch
+                                runs before fn (validate.h), or NULL */
   /* Deferred calls answered -32004 after this long (0: never): the
    * description's "x-jrpcd-timeout-ms" (timeout_own), else what the host
    * sets from its config. */

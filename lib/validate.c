@@ -128,6 +128,40 @@ static int parse_desc(const char *desc, jrpc__parser_t *p, jrpc__arena_t *a,
   return 0;
 }
 
+/* What the fast path reads: see jrpc__vplan_t and jrpc__vparam_t. */
+static void fast_fields(jrpc__vplan_t *plan) {
+  plan->simple = 1;
+  for (uint32_t k = 0; k < plan->n; k++) {
+    jrpc__vparam_t *vp = &plan->p[k];
+    size_t n = vp->name_n;
+    /* A raw key equal to such a name up to a quote is that name: it
+     * cannot have an escaped quote there without a backslash before. */
+    int quoted =
+        n < 8 && !memchr(vp->name, '"', n) && !memchr(vp->name, '\\', n);
+    unsigned char word[8] = {0}, ones[8] = {0};
+    memcpy(word, vp->name, n < 8 ? n : 8);
+    if (quoted)
+      word[n] = '"';
+    memset(ones, 0xff, quoted ? n + 1 : n < 8 ? n : 8);
+    memcpy(&vp->word, word, sizeof(word));
+    memcpy(&vp->mask, ones, sizeof(ones));
+    /* An integer-only param makes the fast path look at number text. */
+    if (!quoted ||
+        ((vp->types & JRPC__VT_INTEGER) && !(vp->types & JRPC__VT_NUMBER)))
+      plan->simple = 0;
+    vp->accept = vp->types ? vp->types : (uint8_t)(JRPC__VT_OBJECT * 2 - 1);
+  }
+  plan->pos_lo = plan->name_lo = plan->min_pos;
+  plan->pos_span = plan->name_span = plan->n - plan->min_pos;
+  if (plan->structure == JRPC__PS_BY_NAME) {
+    plan->pos_lo = UINT32_MAX;
+    plan->pos_span = 0;
+  } else if (plan->structure == JRPC__PS_BY_POSITION) {
+    plan->name_lo = UINT32_MAX;
+    plan->name_span = 0;
+  }
+}
+
 static int compile_params(compile_t *cx, jrpc_val_t root, jrpc__arena_t *a,
                           jrpc__vplan_t **out) {
   int present;
@@ -206,6 +240,7 @@ static int compile_params(compile_t *cx, jrpc_val_t root, jrpc__arena_t *a,
       return JRPC_EINVAL;
     }
   }
+  fast_fields(plan);
   *out = plan;
   return 0;
 }
@@ -491,8 +526,147 @@ JRPC__INLINE int check(const jrpc__vplan_t *plan, jrpc_val_t params,
   return jrpc__vplan_check_views(plan, params, why);
 }
 
+/* ---- the fast path ----
+ *
+ * It says yes for the shapes clients send: a token backend's array, or an
+ * object whose keys name the described params in their order, with every
+ * count and type allowed. Per call that is a count range; per value a
+ * type bit (from the token type, or a primitive's first byte) against the
+ * param's accepted bits; per key a masked word (with the closing quote,
+ * which says the length, for names of up to seven bytes). Whatever it
+ * cannot say yes to (absent params, another backend, keys out of order or
+ * with escapes, unknown names, a number with a fraction or an exponent
+ * for an integer param, and every failure) goes to the full check, which
+ * answers and gives the reason; so it never passes params the full check
+ * refuses (tests/test_validate.c checks that). No calls on this path, so
+ * that it saves no registers. */
+
+/* A primitive token's JRPC__VT_* bit by its first byte; containers' and
+ * strings' by their token type. */
+static const uint8_t vt_primitive[256] = {
+    ['-'] = JRPC__VT_NUMBER,  ['0'] = JRPC__VT_NUMBER, ['1'] = JRPC__VT_NUMBER,
+    ['2'] = JRPC__VT_NUMBER,  ['3'] = JRPC__VT_NUMBER, ['4'] = JRPC__VT_NUMBER,
+    ['5'] = JRPC__VT_NUMBER,  ['6'] = JRPC__VT_NUMBER, ['7'] = JRPC__VT_NUMBER,
+    ['8'] = JRPC__VT_NUMBER,  ['9'] = JRPC__VT_NUMBER, ['t'] = JRPC__VT_BOOLEAN,
+    ['f'] = JRPC__VT_BOOLEAN, ['n'] = JRPC__VT_NULL,
+};
+static const uint8_t vt_container[JSMN_PRIMITIVE + 1] = {
+    [JSMN_OBJECT] = JRPC__VT_OBJECT,
+    [JSMN_ARRAY] = JRPC__VT_ARRAY,
+    [JSMN_STRING] = JRPC__VT_STRING,
+};
+
+/* Whether number text s[0..n) has neither fraction nor exponent: an
+ * integer for sure (else the full check decides, "2.0" being one too). */
+JRPC__INLINE int plain_integer(const char *s, int n) {
+  for (int i = 0; i < n; i++)
+    if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+      return 0;
+  return 1;
+}
+
+/* Whether value token *tp is of a type vp takes; then *tp steps past it
+ * (a value without children is followed by the next token, a container
+ * by its skip link). ints: some param takes integers but not numbers, so
+ * a number needs its text looked at (a constant: the loops below come in
+ * a copy without that look). */
+JRPC__INLINE int fast_value(const jrpc__vparam_t *vp, const jsmntok_t **tp,
+                            const jsmntok_t *base, const char *js, int ints) {
+  const jsmntok_t *t = *tp;
+  if (JRPC__LIKELY(t->type == JSMN_PRIMITIVE)) {
+    unsigned bit = vt_primitive[(unsigned char)js[t->start]];
+    *tp = t + 1;
+    if (JRPC__LIKELY(vp->accept & bit))
+      return 1;
+    return ints && bit == JRPC__VT_NUMBER && (vp->accept & JRPC__VT_INTEGER) &&
+           plain_integer(js + t->start, t->end - t->start);
+  }
+  *tp = t->type == JSMN_STRING ? t + 1 : &base[t->parent];
+  return (vp->accept & vt_container[t->type]) != 0;
+}
+
+/* Whether key token t is vp's name byte for byte. The frame has JRPC__PAD
+ * readable bytes after it, so the word load past a short key stays in the
+ * buffer. words: every name's word ends with its closing quote. */
+JRPC__INLINE int fast_key(const jrpc__vparam_t *vp, const jsmntok_t *t,
+                          const char *js, int words) {
+  const char *raw = js + t->start;
+  uint64_t w;
+  memcpy(&w, raw, 8);
+  if ((w & vp->mask) != vp->word)
+    return 0;
+  if (JRPC__LIKELY(words))
+    return 1;
+  if ((uint32_t)(t->end - t->start) != vp->name_n)
+    return 0;
+  for (uint32_t i = 8; i < vp->name_n; i++)
+    if (raw[i] != vp->name[i])
+      return 0;
+  return 1;
+}
+
+JRPC__INLINE int fast_elements(const jrpc__vparam_t *vp, const jsmntok_t *t,
+                               const jsmntok_t *base, const char *js,
+                               uint32_t left, int ints) {
+  for (; left; left--, vp++)
+    if (!fast_value(vp, &t, base, js, ints))
+      return 0;
+  return 1;
+}
+
+/* simple: every name's word ends with its closing quote and no number
+ * needs its text looked at (jrpc__vplan_t.simple). */
+JRPC__INLINE int fast_members(const jrpc__vparam_t *vp, const jsmntok_t *t,
+                              const jsmntok_t *base, const char *js,
+                              uint32_t left, int simple) {
+  for (; left; left--, vp++) {
+    if (!fast_key(vp, t, js, simple))
+      return 0;
+    t++;
+    if (!fast_value(vp, &t, base, js, !simple))
+      return 0;
+  }
+  return 1;
+}
+
+/* The containers of a token document's params, and which copy of the
+ * loops they take (simple: the one without the rare looks). */
+JRPC__INLINE int fast_tokens(const jrpc__vplan_t *plan,
+                             const jrpc__tokdoc_t *td, uint32_t idx,
+                             int simple) {
+  const char *js = td->hdr.buf;
+  const jsmntok_t *base = td->t, *c = &base[idx], *t = c + 1;
+  uint32_t left = (uint32_t)c->size;
+  if (c->type == JSMN_ARRAY)
+    return left - plan->pos_lo <= plan->pos_span &&
+           fast_elements(plan->p, t, base, js, left, !simple);
+  return c->type == JSMN_OBJECT && left - plan->name_lo <= plan->name_span &&
+         fast_members(plan->p, t, base, js, left, simple);
+}
+
+/* Plans with an integer-only param or a long or odd name: out of line,
+ * so that the usual loops need no more registers than the call gives. */
+static JRPC__NOINLINE int fast_rare(const jrpc__vplan_t *plan,
+                                    const jrpc__tokdoc_t *td, uint32_t idx) {
+  return fast_tokens(plan, td, idx, 0);
+}
+
+int jrpc__vplan_fast(const jrpc__vplan_t *plan, jrpc_val_t params) {
+  const jrpc__doc_t *d = JRPC__DOC(params);
+  if (JRPC__UNLIKELY(!d || d->ops->raw != jrpc__tokdoc_raw))
+    return 0;
+  const jrpc__tokdoc_t *td = (const jrpc__tokdoc_t *)d;
+  if (JRPC__UNLIKELY(!plan->simple))
+    return fast_rare(plan, td, params.idx_);
+  return fast_tokens(plan, td, params.idx_, 1);
+}
+
 int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
                       jrpc__vfail_t *why) {
+  if (jrpc__vplan_fast(plan, params)) {
+    why->reason = JRPC__VR_OK;
+    return 1;
+  }
   return check(plan, params, why);
 }
 
@@ -560,13 +734,20 @@ static JRPC__NOINLINE int refuse(jrpc_call_t *c, const jrpc__vplan_t *plan,
   return JRPC_EFAIL;
 }
 
+/* Dispatch calls this when jrpc__vplan_pass cannot say yes: the full
+ * check decides, and the reason goes into the error. */
 int jrpc__validated_call(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   const jrpc__vplan_t *plan = udata;
   jrpc__vfail_t why;
   why.param = NULL;
-  if (JRPC__UNLIKELY(!check(plan, params, &why)))
+  if (!check(plan, params, &why))
     return refuse(c, plan, &why);
   return plan->fn(c, params, plan->udata);
+}
+
+int jrpc__validated_method(jrpc_call_t *c, jrpc_val_t params,
+                           const jrpc__method_t *m) {
+  return jrpc__validated_call(c, params, m->vplan);
 }
 
 int jrpc__validate_owner(jrpc__registry_t *r, const void *owner, char *err,
@@ -592,9 +773,7 @@ int jrpc__validate_owner(jrpc__registry_t *r, const void *owner, char *err,
     }
     plan->fn = m->fn;
     plan->udata = m->udata;
-    m->vplan = plan;
-    m->fn = jrpc__validated_call;
-    m->udata = plan;
+    m->vplan = plan; /* dispatch checks before it calls m->fn */
   }
   return 0;
 }

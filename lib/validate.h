@@ -3,14 +3,16 @@
  * When a module loads, each method it described (jrpc_describe) has its
  * OpenRPC params compiled into a plan: the params' names, which are
  * required, the JSON types each schema allows, and the paramStructure.
- * The method's handler is then replaced in the registry by
- * jrpc__validated_call, which runs the plan's checks over the request's
- * params and calls the module's handler only when they pass; otherwise
- * the call is answered -32602 with data naming the param and the reason.
+ * The plan is hung on the method's registry entry (vplan), and dispatch
+ * runs its checks over the request's params before it calls the module's
+ * handler, which it calls only when they pass; otherwise the call is
+ * answered -32602 with data naming the param and the reason. The checks
+ * run in two steps: jrpc__vplan_fast for the shapes clients send, and,
+ * when that cannot say yes, jrpc__validated_call: the full check, which
+ * gives the answer and the reason.
  * A description with "x-jrpcd-params": "any" (a method that takes
- * anything, as echo) gets no plan. Methods without a plan keep their own
- * handler in the registry, so they
- * run exactly the instructions they ran before.
+ * anything, as echo) gets no plan. Methods without a plan cost dispatch
+ * one test of their vplan field.
  *
  * What is checked (nothing else of a schema is):
  *  - structure: paramStructure "by-name" wants an object, "by-position"
@@ -54,6 +56,14 @@ typedef struct jrpc__vparam {
   uint32_t name_n;
   uint8_t types; /* JRPC__VT_* bits; 0 = any */
   uint8_t required;
+  /* For the fast path: the types as bits with 0 ("any") spelled out, and
+   * the raw key's first eight bytes as a word with a mask of the bytes
+   * that count. A name of up to seven bytes without '"' or '\\' is
+   * followed in the word by the key's closing quote, so that the word
+   * alone says the length too; a longer one matches when its length, its
+   * masked word and the rest past eight bytes are equal. */
+  uint8_t accept;
+  uint64_t word, mask;
 } jrpc__vparam_t;
 
 typedef struct jrpc__vplan {
@@ -64,7 +74,16 @@ typedef struct jrpc__vplan {
   uint32_t n;          /* params described */
   uint32_t min_pos;    /* by position: the last required one's index + 1 */
   uint64_t required;   /* bit k: p[k] is required */
-  jrpc__vparam_t p[];  /* then the names */
+  /* The fast path's counts: an array of `size` elements, or an object
+   * whose `size` keys name p[0], p[1], ... in order, has its structure and
+   * count right when (uint32_t)(size - lo) <= span (lo = min_pos, span =
+   * n - min_pos; lo = UINT32_MAX, span = 0 where the structure is
+   * refused, which no size meets). */
+  uint32_t pos_lo, pos_span, name_lo, name_span;
+  /* Every name's word includes its closing quote and no param takes
+   * integers but not all numbers: the fast path's usual loops. */
+  uint8_t simple;
+  jrpc__vparam_t p[]; /* then the names */
 } jrpc__vplan_t;
 
 /* Why params failed. */
@@ -98,6 +117,12 @@ typedef struct jrpc__vfail {
 int jrpc__vplan_compile(const char *desc, jrpc__vplan_t **out, char *err,
                         size_t errlen);
 
+/* The fast path: 1 when params are certain to pass (a token backend's
+ * array or object whose keys follow the described order, every count and
+ * type allowed), 0 when the full check must decide. Never 1 where
+ * jrpc__vplan_check says 0. */
+int jrpc__vplan_fast(const jrpc__vplan_t *plan, jrpc_val_t params);
+
 /* The checks: 1 when params pass, else 0 with *why filled. */
 int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
                       jrpc__vfail_t *why);
@@ -106,13 +131,18 @@ int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
 int jrpc__vplan_check_views(const jrpc__vplan_t *plan, jrpc_val_t params,
                             jrpc__vfail_t *why);
 
-/* The handler that stands in for a checked method; udata is its plan. */
+/* The full check for a method whose plan (udata) the fast path did not
+ * pass: calls the plan's handler when params pass, else answers -32602. */
 int jrpc__validated_call(jrpc_call_t *c, jrpc_val_t params, void *udata);
+/* The same for method m (its vplan): what dispatch calls, so that it need
+ * not keep the plan in a register past the fast path. */
+int jrpc__validated_method(jrpc_call_t *c, jrpc_val_t params,
+                           const jrpc__method_t *m);
 
-/* Compiles a plan for every described method of `owner` in r and puts
- * jrpc__validated_call in front of its handler. 0, or JRPC_EINVAL /
- * JRPC_ENOMEM with "description of "NAME": why" in err. Methods whose
- * params cannot be checked are left alone; `skipped`, if given, is called
+/* Compiles a plan for every described method of `owner` in r and hangs
+ * it on the method's entry (vplan; fn and udata stay the module's). 0, or
+ * JRPC_EINVAL / JRPC_ENOMEM with "description of "NAME": why" in err. Methods
+ * whose params cannot be checked are left alone; `skipped`, if given, is called
  * for each with the reason. */
 int jrpc__validate_owner(
     jrpc__registry_t *r, const void *owner, char *err, size_t errlen,

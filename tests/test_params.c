@@ -160,6 +160,14 @@ static void test_values(void **state) {
   assert_int_equal(o[0].status, JRPC_ERANGE);
   assert_int_equal(o[1].status, JRPC_ENOENT);
 
+  /* A name asked for twice gets the first member of that name both times
+   * (as jrpc_get), though the members follow the names' order. */
+  static const char *const twice[2] = {"a", "a"};
+  v = tu_params_of(p, &a, "{\"a\":1,\"a\":2}", buf, sizeof(buf));
+  assert_int_equal(jrpc__params_num(v, twice, 2, o), 0);
+  assert_int_equal(o[0].i, 1);
+  assert_int_equal(o[1].i, 1);
+
   v = tu_params_of(p, &a, NULL, buf, sizeof(buf));
   assert_int_equal(jrpc__params_num(v, names, 2, o), JRPC_ETYPE);
   jrpc__arena_free(&a);
