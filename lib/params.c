@@ -62,8 +62,8 @@ static void num_view(jrpc_val_t v, jrpc_num_t *out) {
 
 /* ---- any backend: through the views ---- */
 
-static int by_views(jrpc_val_t params, const char *const *names, uint32_t n,
-                    jrpc_num_t *out) {
+static JRPC__NOINLINE int by_views(jrpc_val_t params, const char *const *names,
+                                   uint32_t n, jrpc_num_t *out) {
   switch (jrpc__view_type(params)) {
   case JRPC_T_ARRAY: {
     if (jrpc__view_len(params) != n)
@@ -144,19 +144,50 @@ JRPC__INLINE int named_before(const char *const *names, uint32_t k) {
   return 0;
 }
 
-static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
-                     const char *const *names, uint32_t n, jrpc_num_t *out) {
-  const jsmntok_t *c = &d->t[idx];
-  if (c->type == JSMN_ARRAY) {
-    if ((uint32_t)c->size != n)
-      return JRPC_EINVAL;
-    uint32_t i = idx + 1;
-    for (uint32_t k = 0; k < n; k++) {
-      num_tok(d, &d->t[i], &out[k]);
-      i = (uint32_t)d->t[i].parent; /* skip link: the next element */
-    }
-    return 0;
+/* Elements k.. of an array, t being element k's token. */
+static JRPC__NOINLINE int elements_from(const jrpc__tokdoc_t *d,
+                                        const jsmntok_t *t, uint32_t k,
+                                        uint32_t n, jrpc_num_t *out) {
+  for (; k < n; k++) {
+    num_tok(d, t, &out[k]);
+    t = &d->t[t->parent]; /* skip link: the next element */
   }
+  return 0;
+}
+
+/* An array's elements. Short positive integers, the usual operands, are
+ * read by a loop that calls nothing (few saved registers, no stack
+ * frame); from the first other element on, elements_from reads the rest
+ * (a tail call). Such an integer is a primitive token, so the next element's
+ * token follows it. */
+static JRPC__NOINLINE int positional(const jrpc__tokdoc_t *d,
+                                     const char *const *names, uint32_t n,
+                                     jrpc_num_t *out, const jsmntok_t *c) {
+  (void)names;
+  if ((uint32_t)c->size != n)
+    return JRPC_EINVAL;
+  const jsmntok_t *t = c + 1;
+  for (uint32_t k = 0; k < n; k++, t++) {
+    const char *s = d->hdr.buf + t->start, *end = d->hdr.buf + t->end;
+    if (t->type != JSMN_PRIMITIVE || (unsigned char)(*s - '1') > 8 ||
+        end - s > 18)
+      return elements_from(d, t, k, n, out);
+    uint64_t v = (unsigned char)*s - '0';
+    while (++s < end && (unsigned char)(*s - '0') <= 9)
+      v = v * 10 + (unsigned char)(*s - '0');
+    if (s != end)
+      return elements_from(d, t, k, n, out);
+    out[k].status = 0;
+    out[k].is_int = 1;
+    out[k].i = (int64_t)v;
+    out[k].d = (double)(int64_t)v; /* below 10^18: int64_t converts alike */
+  }
+  return 0;
+}
+
+static JRPC__NOINLINE int named(const jrpc__tokdoc_t *d, uint32_t idx,
+                                const char *const *names, uint32_t n,
+                                jrpc_num_t *out, const jsmntok_t *c) {
   if (c->type != JSMN_OBJECT || !names)
     return JRPC_ETYPE;
   const char *js = d->hdr.buf;
@@ -194,12 +225,17 @@ static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
 
 int jrpc__params_num(jrpc_val_t params, const char *const *names, uint32_t n,
                      jrpc_num_t *out) {
-  if (!params.doc_)
-    return JRPC_ETYPE;
+  /* Each shape goes by a tail call to its own function, so that the
+   * registers one needs are not saved for the others; the arguments keep
+   * their registers (c, the params' token, comes last). */
   const jrpc__doc_t *d = JRPC__DOC(params);
-  if (d->ops->raw == jrpc__tokdoc_raw)
-    return by_tokens((const jrpc__tokdoc_t *)d, params.idx_, names, n, out);
-  return by_views(params, names, n, out);
+  if (!d || d->ops->raw != jrpc__tokdoc_raw)
+    return by_views(params, names, n, out); /* no document: JRPC_ETYPE */
+  const jrpc__tokdoc_t *td = (const jrpc__tokdoc_t *)d;
+  const jsmntok_t *c = &td->t[params.idx_];
+  if (c->type == JSMN_ARRAY)
+    return positional(td, names, n, out, c);
+  return named(td, params.idx_, names, n, out, c);
 }
 
 /* For tests: the view path on any document. */
