@@ -144,45 +144,49 @@ JRPC__INLINE int named_before(const char *const *names, uint32_t k) {
   return 0;
 }
 
-/* Elements k.. of an array, t being element k's token. */
+/* The last `left` elements of an array, t being the first one's token. */
 static JRPC__NOINLINE int elements_from(const jrpc__tokdoc_t *d,
-                                        const jsmntok_t *t, uint32_t k,
-                                        uint32_t n, jrpc_num_t *out) {
-  for (; k < n; k++) {
-    num_tok(d, t, &out[k]);
+                                        const jsmntok_t *t, jrpc_num_t *out,
+                                        uint32_t left) {
+  for (; left; left--, out++) {
+    num_tok(d, t, out);
     t = &d->t[t->parent]; /* skip link: the next element */
   }
   return 0;
 }
 
 /* An array's elements. Short positive integers, the usual operands, are
- * read by a loop that calls nothing (few saved registers, no stack
- * frame); from the first other element on, elements_from reads the rest
- * (a tail call). Such an integer is a primitive token, so the next element's
- * token follows it. */
+ * read by a loop that calls nothing and fits the registers a call may
+ * use (no saving, no stack frame); from the first other element on,
+ * elements_from reads the rest (a tail call). Such an integer is a
+ * primitive token, so the next element's token follows it. */
 static JRPC__NOINLINE int positional(const jrpc__tokdoc_t *d,
                                      const char *const *names, uint32_t n,
                                      jrpc_num_t *out, const jsmntok_t *c) {
   (void)names;
   if ((uint32_t)c->size != n)
     return JRPC_EINVAL;
-  const jsmntok_t *t = c + 1;
-  for (uint32_t k = 0; k < n; k++, t++) {
-    const char *s = d->hdr.buf + t->start, *end = d->hdr.buf + t->end;
-    if (t->type != JSMN_PRIMITIVE || (unsigned char)(*s - '1') > 8 ||
-        end - s > 18)
-      return elements_from(d, t, k, n, out);
-    uint64_t v = (unsigned char)*s - '0';
-    while (++s < end && (unsigned char)(*s - '0') <= 9)
-      v = v * 10 + (unsigned char)(*s - '0');
-    if (s != end)
-      return elements_from(d, t, k, n, out);
-    out[k].status = 0;
-    out[k].is_int = 1;
-    out[k].i = (int64_t)v;
-    out[k].d = (double)(int64_t)v; /* below 10^18: int64_t converts alike */
+  const char *buf = d->hdr.buf;
+  const jsmntok_t *t = c + 1, *stop = c + 1 + n;
+  for (; t != stop; t++, out++) {
+    const char *s = buf + t->start;
+    uint32_t len = (uint32_t)(t->end - t->start);
+    uint64_t v = (unsigned char)*s - (unsigned char)'0';
+    if (t->type != JSMN_PRIMITIVE || v - 1 > 8 || len > 18)
+      break;
+    uint32_t j = 1;
+    for (; j < len && (unsigned char)(s[j] - '0') <= 9; j++)
+      v = v * 10 + (unsigned char)(s[j] - '0');
+    if (j != len)
+      break;
+    out->status = 0;
+    out->is_int = 1;
+    out->i = (int64_t)v;
+    out->d = (double)(int64_t)v; /* below 10^18: int64_t converts alike */
   }
-  return 0;
+  if (t == stop)
+    return 0;
+  return elements_from(d, t, out, (uint32_t)(stop - t));
 }
 
 static JRPC__NOINLINE int named(const jrpc__tokdoc_t *d, uint32_t idx,
