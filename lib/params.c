@@ -62,8 +62,8 @@ static void num_view(jrpc_val_t v, jrpc_num_t *out) {
 
 /* ---- any backend: through the views ---- */
 
-static int by_views(jrpc_val_t params, const char *const *names, uint32_t n,
-                    jrpc_num_t *out) {
+static JRPC__NOINLINE int by_views(jrpc_val_t params, const char *const *names,
+                                   uint32_t n, jrpc_num_t *out) {
   switch (jrpc__view_type(params)) {
   case JRPC_T_ARRAY: {
     if (jrpc__view_len(params) != n)
@@ -144,19 +144,54 @@ JRPC__INLINE int named_before(const char *const *names, uint32_t k) {
   return 0;
 }
 
-static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
-                     const char *const *names, uint32_t n, jrpc_num_t *out) {
-  const jsmntok_t *c = &d->t[idx];
-  if (c->type == JSMN_ARRAY) {
-    if ((uint32_t)c->size != n)
-      return JRPC_EINVAL;
-    uint32_t i = idx + 1;
-    for (uint32_t k = 0; k < n; k++) {
-      num_tok(d, &d->t[i], &out[k]);
-      i = (uint32_t)d->t[i].parent; /* skip link: the next element */
-    }
-    return 0;
+/* The last `left` elements of an array, t being the first one's token. */
+static JRPC__NOINLINE int elements_from(const jrpc__tokdoc_t *d,
+                                        const jsmntok_t *t, jrpc_num_t *out,
+                                        uint32_t left) {
+  for (; left; left--, out++) {
+    num_tok(d, t, out);
+    t = &d->t[t->parent]; /* skip link: the next element */
   }
+  return 0;
+}
+
+/* An array's elements. Short positive integers, the usual operands, are
+ * read by a loop that calls nothing and fits the registers a call may
+ * use (no saving, no stack frame); from the first other element on,
+ * elements_from reads the rest (a tail call). Such an integer is a
+ * primitive token, so the next element's token follows it. */
+static JRPC__NOINLINE int positional(const jrpc__tokdoc_t *d,
+                                     const char *const *names, uint32_t n,
+                                     jrpc_num_t *out, const jsmntok_t *c) {
+  (void)names;
+  if ((uint32_t)c->size != n)
+    return JRPC_EINVAL;
+  const char *buf = d->hdr.buf;
+  const jsmntok_t *t = c + 1, *stop = c + 1 + n;
+  for (; t != stop; t++, out++) {
+    const char *s = buf + t->start;
+    uint32_t len = (uint32_t)(t->end - t->start);
+    uint64_t v = (unsigned char)*s - (unsigned char)'0';
+    if (t->type != JSMN_PRIMITIVE || v - 1 > 8 || len > 18)
+      break;
+    uint32_t j = 1;
+    for (; j < len && (unsigned char)(s[j] - '0') <= 9; j++)
+      v = v * 10 + (unsigned char)(s[j] - '0');
+    if (j != len)
+      break;
+    out->status = 0;
+    out->is_int = 1;
+    out->i = (int64_t)v;
+    out->d = (double)(int64_t)v; /* below 10^18: int64_t converts alike */
+  }
+  if (t == stop)
+    return 0;
+  return elements_from(d, t, out, (uint32_t)(stop - t));
+}
+
+static JRPC__NOINLINE int named(const jrpc__tokdoc_t *d, uint32_t idx,
+                                const char *const *names, uint32_t n,
+                                jrpc_num_t *out, const jsmntok_t *c) {
   if (c->type != JSMN_OBJECT || !names)
     return JRPC_ETYPE;
   const char *js = d->hdr.buf;
@@ -194,12 +229,17 @@ static int by_tokens(const jrpc__tokdoc_t *d, uint32_t idx,
 
 int jrpc__params_num(jrpc_val_t params, const char *const *names, uint32_t n,
                      jrpc_num_t *out) {
-  if (!params.doc_)
-    return JRPC_ETYPE;
+  /* Each shape goes by a tail call to its own function, so that the
+   * registers one needs are not saved for the others; the arguments keep
+   * their registers (c, the params' token, comes last). */
   const jrpc__doc_t *d = JRPC__DOC(params);
-  if (d->ops->raw == jrpc__tokdoc_raw)
-    return by_tokens((const jrpc__tokdoc_t *)d, params.idx_, names, n, out);
-  return by_views(params, names, n, out);
+  if (!d || d->ops->raw != jrpc__tokdoc_raw)
+    return by_views(params, names, n, out); /* no document: JRPC_ETYPE */
+  const jrpc__tokdoc_t *td = (const jrpc__tokdoc_t *)d;
+  const jsmntok_t *c = &td->t[params.idx_];
+  if (c->type == JSMN_ARRAY)
+    return positional(td, names, n, out, c);
+  return named(td, params.idx_, names, n, out, c);
 }
 
 /* For tests: the view path on any document. */

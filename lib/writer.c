@@ -77,28 +77,31 @@ int jrpc__json_str(jrpc__outbuf_t *o, const char *s, size_t n) {
 
 /* Decimal digits of v, written straight into the chain (no staging copy):
  * count them, then fill from the last. */
-JRPC__INLINE int num_text(jrpc__outbuf_t *o, uint64_t v, int neg) {
-  char *d = jrpc__out_room(o, 21);
-  if (!d)
-    return JRPC_ENOMEM;
+/* v's digits (after '-' when neg) at d, which has room for 21 bytes; the
+ * end of the text. */
+JRPC__INLINE char *digits(char *d, uint64_t v, int neg) {
+  if (neg)
+    *d++ = '-';
   if (v < 10) { /* counts, flags, small sums: the common result */
-    if (neg)
-      *d++ = '-';
     *d = (char)('0' + v);
-    o->p = d + 1;
-    return 0;
+    return d + 1;
   }
   size_t n = 1;
   for (uint64_t t = v; t >= 10; t /= 10)
     n++;
-  if (neg)
-    *d++ = '-';
   char *e = d + n;
   do {
     *--e = (char)('0' + v % 10);
     v /= 10;
   } while (v);
-  o->p = d + n;
+  return d + n;
+}
+
+JRPC__INLINE int num_text(jrpc__outbuf_t *o, uint64_t v, int neg) {
+  char *d = jrpc__out_room(o, 21);
+  if (!d)
+    return JRPC_ENOMEM;
+  o->p = digits(d, v, neg);
   return 0;
 }
 
@@ -262,16 +265,22 @@ int jrpc__writer_str(jrpc__writer_t *w, const char *s, size_t n) {
   int rc = value_begin(w);
   return rc ? rc : value_end(w, jrpc__json_str(w->out, s ? s : "", s ? n : 0));
 }
+static JRPC__NOINLINE int writer_i64_slow(jrpc__writer_t *w, int64_t v) {
+  int rc = value_begin(w);
+  return rc ? rc : value_end(w, jrpc__json_i64(w->out, v));
+}
+/* The usual use, the whole result is this one number and the segment has
+ * room, calls nothing (so it saves no registers); the rest is
+ * writer_i64_slow's, by a tail call. */
 int jrpc__writer_i64(jrpc__writer_t *w, int64_t v) {
-  if (JRPC__LIKELY(!(w->depth | w->done | w->bad))) {
-    /* The whole result is this one number. */
-    if (num_text(w->out, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0))
-      return value_end(w, JRPC_ENOMEM);
+  jrpc__outbuf_t *o = w->out;
+  if (JRPC__LIKELY(!(w->depth | w->done | w->bad) &&
+                   (size_t)(o->end - o->p) >= 21)) {
+    o->p = digits(o->p, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
     w->done = 1;
     return 0;
   }
-  int rc = value_begin(w);
-  return rc ? rc : value_end(w, jrpc__json_i64(w->out, v));
+  return writer_i64_slow(w, v);
 }
 int jrpc__writer_u64(jrpc__writer_t *w, uint64_t v) {
   int rc = value_begin(w);

@@ -10,16 +10,22 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
 #include "common.h"
 #include "parser.h"
+#include "view.h"
+
+/* What a test looks at in a parse's result, while it is alive. */
+typedef void (*inspect_fn)(const jrpc__parsed_t *out, const char *arg);
 
 /* Parses frame with pad right after it (then zeros); the status, and the
- * reason in *why. */
-static int parse_padded(const char *frame, const char *pad, const char **why) {
+ * reason in *why; inspect (when not NULL) sees the result first. */
+static int parse_inspect(const char *frame, const char *pad, const char **why,
+                         inspect_fn inspect, const char *arg) {
   size_t n = strlen(frame), pn = strlen(pad);
   assert_true(pn <= JRPC__PAD);
   char *buf = calloc(1, n + JRPC__PAD);
@@ -34,10 +40,16 @@ static int parse_padded(const char *frame, const char *pad, const char **why) {
   assert_int_equal(p->ops->parse(p, buf, n, &a, 100, &out), 0);
   int status = out.status;
   *why = out.why;
+  if (inspect)
+    inspect(&out, arg);
   jrpc__arena_free(&a);
   jrpc__parser_destroy(p);
   free(buf);
   return status;
+}
+
+static int parse_padded(const char *frame, const char *pad, const char **why) {
+  return parse_inspect(frame, pad, why, NULL, NULL);
 }
 
 static void expect_invalid(const char *frame, const char *pad,
@@ -104,6 +116,48 @@ static void test_runs_past_the_end(void **state) {
   expect_invalid("{\"a\":[{\"a\"", ":1}]}", "missing ':' after an object key");
 }
 
+/* Integers of two or more digits are scanned 8 bytes at a time: every
+ * length ends where its digits do, and one cut short by the frame's end
+ * is incomplete even when the padding goes on with digits. */
+static void long_id_and_param(const jrpc__parsed_t *out, const char *num) {
+  size_t n = strlen(num);
+  assert_int_equal(out->count, 1);
+  assert_int_equal(out->env[0].id_n, n);
+  assert_memory_equal(out->env[0].id, num, n);
+  jrpc_val_t params = out->env[0].params;
+  const char *raw;
+  size_t rn;
+  assert_int_equal(jrpc__view_len(params), 2);
+  assert_int_equal(jrpc__view_raw(jrpc__view_first(params), &raw, &rn), 0);
+  assert_int_equal(rn, n);
+  assert_memory_equal(raw, num, n);
+}
+
+static void test_long_integers(void **state) {
+  (void)state;
+  static const char digits[] = "12345678901234567890123456";
+  char frame[160], num[32];
+  for (int n = 2; n <= 25; n++) {
+    memcpy(num, digits, (size_t)n);
+    num[n] = '\0';
+    snprintf(frame, sizeof(frame),
+             "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[%s,7],"
+             "\"id\":%s}",
+             num, num);
+    const char *why = "";
+    assert_int_equal(parse_inspect(frame, "", &why, long_id_and_param, num),
+                     JRPC__PARSE_OK);
+
+    snprintf(frame, sizeof(frame), "[%s", num);
+    expect_incomplete(frame, "99999999999999999999]");
+    snprintf(frame, sizeof(frame), "{\"a\":%s", num);
+    expect_incomplete(frame, "99999999999999999999}");
+    snprintf(frame, sizeof(frame),
+             "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":%s", num);
+    expect_incomplete(frame, "99999999999999999999}");
+  }
+}
+
 /* The same frames with the bytes inside are complete requests. */
 static void test_inside_the_frame(void **state) {
   (void)state;
@@ -121,6 +175,7 @@ int main(void) {
       cmocka_unit_test(test_params_past_the_end),
       cmocka_unit_test(test_id_past_the_end),
       cmocka_unit_test(test_runs_past_the_end),
+      cmocka_unit_test(test_long_integers),
       cmocka_unit_test(test_inside_the_frame),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
