@@ -371,8 +371,20 @@ static inline __attribute__((always_inline)) void
 read_by(uv_stream_t *s, ssize_t nread, feed_fn fn) {
   jrpcd_conn_t *c = s->data;
   if (nread > 0) {
-    c->last_active = uv_now(&c->w->loop);
-    JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)nread);
+    jrpcd_worker_t *w = c->w;
+    uint64_t now = uv_now(&w->loop);
+    /* Early replies let one pipelining client work on its first answers
+     * while the worker goes on with the rest of its read. When another
+     * connection was read in the same millisecond, the worker is taking
+     * turns between clients: each already works while the others are
+     * served, and an early write would only add a syscall (over TCP
+     * loopback, the receiving side's work too). */
+    int alone = w->last_read == c || w->last_read_ms != now;
+    c->st.frame_budget = alone ? w->srv->conf.early_reply_frames : 0;
+    w->last_read = c;
+    w->last_read_ms = now;
+    c->last_active = now;
+    JRPC__STAT_ADD(w->bytes_in, (uint64_t)nread);
     feed_by(c, (size_t)nread, 0, fn);
     return;
   }
@@ -445,7 +457,7 @@ static void conn_start(jrpcd_conn_t *c) {
     jrpc__http_init(&c->http, &c->st, w->srv->conf.max_header_bytes,
                     l->http_routes, &jrpcd_http_host, w);
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
-  c->st.frame_budget = w->srv->conf.early_reply_frames;
+  /* st.frame_budget is set by each read (read_by). */
   peer_of(c);
   if (!l->is_unix) {
     uv_tcp_nodelay(&c->h.tcp, 1);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "e2e.h"
 #include "testutil.h"
@@ -522,6 +523,36 @@ static void test_async_edge_cases(void **state) {
   e2e_stop(d);
 }
 
+/* The early-reply tests' one write: 32 quick calls, one that blocks the
+ * worker until `flag` exists (id 33), then 3 more. */
+static void queue_blocked_run(e2e_conn_t *c, const char *flag) {
+  for (int i = 1; i <= 32; i++)
+    e2e_queuef(c, REQ("math.add", "[%d,1]", "%d"), i, i);
+  e2e_queuef(c, REQ("late.block_until", "[\"%s\"]", "33"), flag);
+  for (int i = 34; i <= 36; i++)
+    e2e_queuef(c, REQ("math.add", "[%d,1]", "%d"), i, i);
+  e2e_flush(c);
+}
+
+/* Its replies from id `from` on, in order. */
+static void expect_blocked_run(e2e_conn_t *c, int from) {
+  char want[64];
+  for (int i = from; i <= 36; i++) {
+    if (i == 33) {
+      e2e_expect(c, RES("true", "33"));
+      continue;
+    }
+    snprintf(want, sizeof(want), RES("%d", "%d"), i + 1, i);
+    e2e_expect(c, want);
+  }
+}
+
+static void create_file(const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+}
+
 /* early_reply_frames: replies of a long read go out every N frames, not
  * only at its end. 32 quick calls, then one that blocks the worker until
  * the test creates a file, then 3 more, all in one write: with the default
@@ -537,12 +568,7 @@ static void early_replies(e2e_daemon_t *d, const char *server, int early) {
   char flag[160];
   snprintf(flag, sizeof(flag), "%s/release", d->dir);
   e2e_conn_t *c = e2e_connect(d, E2E_UNIX_NL);
-  for (int i = 1; i <= 32; i++)
-    e2e_queuef(c, REQ("math.add", "[%d,1]", "%d"), i, i);
-  e2e_queuef(c, REQ("late.block_until", "[\"%s\"]", "33"), flag);
-  for (int i = 34; i <= 36; i++)
-    e2e_queuef(c, REQ("math.add", "[%d,1]", "%d"), i, i);
-  e2e_flush(c);
+  queue_blocked_run(c, flag);
   const char *p;
   size_t n;
   char want[64];
@@ -556,17 +582,8 @@ static void early_replies(e2e_daemon_t *d, const char *server, int early) {
   } else {
     assert_int_equal(e2e_recv(c, &p, &n, 300), -1); /* nothing yet */
   }
-  FILE *f = fopen(flag, "w");
-  assert_non_null(f);
-  fclose(f);
-  for (int i = early ? 33 : 1; i <= 36; i++) {
-    if (i == 33) {
-      e2e_expect(c, RES("true", "33"));
-      continue;
-    }
-    snprintf(want, sizeof(want), RES("%d", "%d"), i + 1, i);
-    e2e_expect(c, want);
-  }
+  create_file(flag);
+  expect_blocked_run(c, early ? 33 : 1);
   e2e_close(c);
   e2e_stop(d);
 }
@@ -577,6 +594,45 @@ static void test_early_replies(void **state) {
 
 static void test_early_replies_off(void **state) {
   early_replies(*state, "early_reply_frames = 0\n", 0);
+}
+
+/* Early replies are for a client that has its worker to itself. Here the
+ * worker is held by a blocking call on a third connection while b (one
+ * call) and then a (32 quick calls, a blocking one, 3 more) arrive; once
+ * released, one poll brings both, b's read before a's in the same
+ * millisecond, so a's replies wait for the end of its read: none of them
+ * comes while its own blocking call holds the worker. */
+static void test_early_replies_not_when_turns(void **state) {
+  e2e_daemon_t *d = *state;
+  char plugins[1024];
+  snprintf(plugins, sizeof(plugins), "%s[plugin late]\npath = %s/%s\n",
+           e2e_plugins_default, E2E_PLUGIN_DIR, "e2e_fx_late.so");
+  e2e_opts_t o = {.workers = 1, .plugins = plugins};
+  e2e_start(d, &o);
+  char hold[160], release[160];
+  snprintf(hold, sizeof(hold), "%s/hold", d->dir);
+  snprintf(release, sizeof(release), "%s/release", d->dir);
+  e2e_conn_t *x = e2e_connect(d, E2E_UNIX_NL);
+  e2e_conn_t *a = e2e_connect(d, E2E_UNIX_NL);
+  e2e_conn_t *b = e2e_connect(d, E2E_UNIX_NL);
+  e2e_queuef(x, REQ("late.block_until", "[\"%s\"]", "1"), hold);
+  e2e_flush(x);
+  usleep(100 * 1000); /* x's call holds the worker */
+  e2e_queuef(b, REQ("math.add", "[1,1]", "1"));
+  e2e_flush(b);
+  queue_blocked_run(a, release);
+  create_file(hold);
+  e2e_expect(x, RES("true", "1"));
+  e2e_expect(b, RES("2", "1"));
+  const char *p;
+  size_t n;
+  assert_int_equal(e2e_recv(a, &p, &n, 300), -1); /* nothing yet */
+  create_file(release);
+  expect_blocked_run(a, 1);
+  e2e_close(a);
+  e2e_close(b);
+  e2e_close(x);
+  e2e_stop(d);
 }
 
 int main(void) {
@@ -603,6 +659,8 @@ int main(void) {
                                       e2e_teardown),
       cmocka_unit_test_setup_teardown(test_early_replies_off, e2e_setup,
                                       e2e_teardown),
+      cmocka_unit_test_setup_teardown(test_early_replies_not_when_turns,
+                                      e2e_setup, e2e_teardown),
   };
   return cmocka_run_group_tests_name("e2e_wire", tests, NULL, NULL);
 }
