@@ -25,14 +25,20 @@ typedef struct jrpc__doc jrpc__doc_t;
  * that is absent has type JRPC_T_NONE. Strings are given as their raw
  * content between the quotes (escapes not yet decoded). */
 typedef struct jrpc__envelope {
+  /* jrpc__request_check_fast reads the first eight bytes as one word. The
+   * scan writes them early (with the method), and params_t and id_t, set
+   * last, are kept out of them: a load that spans bytes of stores still in
+   * flight cannot take its data from them and waits until they are done. */
   uint8_t is_object; /* 0: the element is not an object at all */
   uint8_t duplicate; /* a member of the envelope occurs twice */
   uint8_t jsonrpc_t; /* jrpc_type_t of each member */
   uint8_t method_t;
-  uint8_t params_t;
-  uint8_t id_t;
   uint8_t jsonrpc_esc; /* the string holds a backslash escape */
   uint8_t method_esc;
+  uint8_t zero_[2]; /* always 0 */
+  uint8_t params_t;
+  uint8_t id_t;
+  uint8_t unused_[2];
   uint32_t jsonrpc_n;
   uint32_t method_n;
   uint32_t id_n;
