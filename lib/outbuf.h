@@ -25,8 +25,12 @@ typedef struct jrpc__seg {
 
 typedef struct jrpc__outbuf {
   jrpc__bufpool_t *pool;
-  jrpc__seg_t *head;
+  /* tail and p apart: jrpc__out_mark reads both, and side by side they
+   * were one 16-byte load, which waits when p was stored just before
+   * (a length prefix's room): a load cannot take its data from a smaller
+   * store still in flight. */
   jrpc__seg_t *tail;
+  jrpc__seg_t *head;
   char *p;          /* write cursor inside tail */
   char *end;        /* end of tail's capacity */
   uint64_t flushed; /* bytes in segments before tail (sealed) */

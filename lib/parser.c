@@ -4,6 +4,12 @@
 
 #include "parser.h"
 
+/* jrpc__val_put writes a view as its document and, in the upper half, its
+ * index with a zero aux_. */
+_Static_assert(sizeof(jrpc_val_t) == 16 && offsetof(jrpc_val_t, idx_) == 8 &&
+                   offsetof(jrpc_val_t, aux_) == 12,
+               "a view is its document, its index and aux_, in that order");
+
 jrpc__parser_t *jrpc__parser_new(const char *name) {
   if (!name || strcmp(name, "jsmn") == 0)
     return jrpc__parser_jsmn_new(JRPC__JSMN_FUSED);

@@ -217,7 +217,7 @@ void envelope(sj_backend *b, uint32_t o, jrpc__envelope_t *env) {
         break;
       default:
         env->params_t = t;
-        env->params = jrpc__val(&d->hdr, v);
+        jrpc__val_put(&env->params, &d->hdr, v);
       }
     }
     k = after(d, v);

@@ -126,7 +126,7 @@ jrpc__env_record(jrpc__envelope_t *e, int member, jrpc_type_t ty,
     break;
   case JRPC__M_PARAMS:
     slot = &e->params_t;
-    e->params = jrpc__val(hdr, i);
+    jrpc__val_put(&e->params, hdr, i);
     break;
   case JRPC__M_ID:
     slot = &e->id_t;
