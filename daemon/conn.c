@@ -379,9 +379,9 @@ read_by(uv_stream_t *s, ssize_t nread, feed_fn fn) {
      * turns between clients: each already works while the others are
      * served, and an early write would only add a syscall (over TCP
      * loopback, the receiving side's work too). */
-    int alone = w->last_read == c || w->last_read_ms != now;
+    int alone = w->last_read_id == c->id || w->last_read_ms != now;
     c->st.frame_budget = alone ? w->srv->conf.early_reply_frames : 0;
-    w->last_read = c;
+    w->last_read_id = c->id;
     w->last_read_ms = now;
     c->last_active = now;
     JRPC__STAT_ADD(w->bytes_in, (uint64_t)nread);

@@ -116,10 +116,10 @@ typedef struct jrpcd_worker {
   uint64_t accept_resumed;    /* uv_now when it last listened again */
   jrpcd_ratelog_t accept_log; /* failed accepts */
   jrpcd_conn_t conns;         /* list head */
-  /* The connection of the last read (compared, never followed) and the
-   * loop's millisecond it came in: early replies are for a client that has
-   * its worker to itself (conn.c). */
-  const jrpcd_conn_t *last_read;
+  /* The id of the connection of the last read and the loop's millisecond
+   * it came in: early replies are for a client that has its worker to
+   * itself (conn.c). */
+  uint64_t last_read_id;
   uint64_t last_read_ms;
   char *tls_in; /* ciphertext read by its TLS connections (conn_tls.c), made
                    at the first; NULL until then */
