@@ -615,6 +615,15 @@ static void test_early_replies_not_when_turns(void **state) {
   e2e_conn_t *x = e2e_connect(d, E2E_UNIX_NL);
   e2e_conn_t *a = e2e_connect(d, E2E_UNIX_NL);
   e2e_conn_t *b = e2e_connect(d, E2E_UNIX_NL);
+  /* One call each first, so the worker has accepted a and b before x holds
+   * it: accepted after, they would be watched in the order accepted, a's
+   * data read before b's and a in a loop millisecond of its own. */
+  e2e_conn_t *all[] = {x, a, b};
+  for (int i = 0; i < 3; i++) {
+    e2e_queuef(all[i], REQ("math.add", "[1,1]", "0"));
+    e2e_flush(all[i]);
+    e2e_expect(all[i], RES("2", "0"));
+  }
   e2e_queuef(x, REQ("late.block_until", "[\"%s\"]", "1"), hold);
   e2e_flush(x);
   usleep(100 * 1000); /* x's call holds the worker */
