@@ -115,16 +115,25 @@ static int count_peer(jrpcd_conn_t *c, const jrpcd_identity_t *id) {
   return 0;
 }
 
-/* -32006 with the method's name as data; udata is that name. */
+/* -32006 with the method's name as data; udata is that name. It stands
+ * in a view's slot for a method the view denies (view_of), so it runs
+ * before anything of the method is looked at, params included. Dispatch
+ * counts it as a call of the method and an error (rpc.stats); the log
+ * says so at most once a second per worker, with how many since. */
 static int denied(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   (void)params;
   const char *name = udata;
-  if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
-    const jrpc_peer_t *p = jrpc_peer(c);
-    if (p->family == AF_UNIX)
-      jrpcd_debug("%s denied to uid %d ([access])", name, (int)p->uid);
-    else
-      jrpcd_debug("%s denied to %s ([access])", name, p->addr);
+  jrpc__call_t *call = (jrpc__call_t *)c;
+  /* Always a synchronous call of a connection's frame: the sink is its. */
+  jrpcd_conn_t *conn = jrpcd_conn_of_sink(call->e->sink);
+  jrpcd_worker_t *w = conn->w;
+  uint64_t n = jrpcd_ratelog_due(&w->denied_log, uv_now(&w->loop));
+  if (n) {
+    char pt[96];
+    jrpcd_warn("%s: %s denied to %s by [access] (%llu call%s denied since "
+               "the last such line)",
+               conn->l->desc, name, jrpcd_conn_peer_text(conn, pt, sizeof(pt)),
+               (unsigned long long)n, n == 1 ? "" : "s");
   }
   jrpc_error_begin(c, JRPC_ACCESS_DENIED, NULL);
   jrpc_w_str(c, name, strlen(name));
@@ -170,13 +179,11 @@ view_of(jrpcd_gen_t *g, const jrpcd_policy_t *pol, const uint8_t *want) {
       v->pol = pol;
       memcpy(v->decide, want, n);
       for (size_t i = 0; i < n; i++) {
-        jrpc__method_t *m = &v->reg.slots[i];
-        if (want[i] == HIDE) {
-          m->fn = NULL;
-        } else if (want[i] == DENY) {
-          m->fn = denied;
-          m->udata = m->name;
-        }
+        if (want[i] == HIDE)
+          jrpc__registry_view_withhold(&v->reg, (uint32_t)i, NULL, NULL);
+        else if (want[i] == DENY)
+          jrpc__registry_view_withhold(&v->reg, (uint32_t)i, denied,
+                                       v->reg.slots[i].name);
       }
       v->next = g->views;
       g->views = v;

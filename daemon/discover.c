@@ -88,7 +88,7 @@ static int rpc_discover(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   size_t n = 0;
   for (uint32_t i = 0; i <= base->mask; i++) {
     const jrpc__method_t *m = &base->slots[i];
-    if (m->name && m->fn && view->slots[i].fn == m->fn &&
+    if (jrpc__registry_view_serves(base, view, i) &&
         strcmp(m->name, "rpc.discover") != 0)
       list[n++].m = m;
   }

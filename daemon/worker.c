@@ -353,7 +353,6 @@ static void on_wake(uv_async_t *a) {
      * one hold it until they finish. */
     jrpcd_gen_t *old = w->gen;
     w->gen = gen;
-    w->engine.reg = &gen->reg;
     w->engine.gen_reg = &gen->reg;
     /* Each connection's view of the methods, under the new config. */
     for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
@@ -452,7 +451,10 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->loop.data = w;
   jrpcd_gen_worker_hold(srv->gen, index);
   w->gen = srv->gen;
-  w->engine.reg = &w->gen->reg;
+  /* Methods are looked up only in a connection's own view (its c->reg,
+   * which conn.c's feed sets for its frames): outside one, nothing is
+   * found, so no path can reach a handler past [access] or `methods`. */
+  w->engine.reg = NULL;
   w->engine.gen_reg = &w->gen->reg;
   w->engine.mstats = jrpcd_stats_row(w->gen, index);
   w->engine.log = jrpcd_log_from_engine;

@@ -129,6 +129,7 @@ typedef struct jrpcd_worker {
   jrpcd_ratelog_t refused_log;  /* connections over max_connections */
   jrpcd_ratelog_t peers_log;    /* peers not in a listener's `peers` */
   jrpcd_ratelog_t per_peer_log; /* over max_connections_per_peer */
+  jrpcd_ratelog_t denied_log;   /* calls [access] denied */
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
   jrpc__counter_t accepted;  /* connections served since start */

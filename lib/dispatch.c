@@ -195,10 +195,17 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
 }
 
 /* One request object: check it, run its handler, write its response (none
- * for a notification). */
+ * for a notification). Its method is looked up in e->reg, the caller's
+ * view, and what runs is that slot's fn alone (a plan's full check calls
+ * the same): a view's decision holds on every path. In a batch, `last`
+ * holds the method the previous element found in the same view (the
+ * batch's own, on this stack: a dispatch nested in a handler cannot
+ * change it), so a run of calls to one method skips the lookup; NULL for
+ * a single request. */
 JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
                             const jrpc__envelope_t *env,
-                            const jrpc_peer_t *peer, int batch) {
+                            const jrpc_peer_t *peer,
+                            const jrpc__method_t **last) {
   jrpc__request_t req;
   JRPC__STAT_INC(e->stats.calls);
   int rc = jrpc__request_check_fast(env, &e->arena, &req);
@@ -209,12 +216,12 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
                              req.id_n);
   }
-  const jrpc__method_t *m = batch ? e->batch_method : NULL;
+  const jrpc__method_t *m = last ? *last : NULL;
   if (!m || m->len != req.method_n ||
       !jrpc__same_name(m->name, req.method, req.method_n)) {
     m = e->reg ? jrpc__registry_find(e->reg, req.method, req.method_n) : NULL;
-    if (batch)
-      e->batch_method = m;
+    if (last)
+      *last = m;
   }
   if (JRPC__UNLIKELY(!m)) {
     if (req.kind == JRPC__REQ_NOTIFY) {
@@ -275,7 +282,7 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
   } else if (call->deferred) {
     /* The reply comes from jrpc_finish; a batch waits for it. */
     jrpc__out_truncate(o, call->mark);
-    if (batch && !call->notify) {
+    if (last && !call->notify) {
       if (!e->batch)
         e->batch = jrpc__batch_new(e, e->sink);
       jrpc__batch_attach(e->batch, call->deferred);
@@ -305,7 +312,7 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
     break;
   }
   if (!ps->is_batch)
-    return handle_one(e, o, &ps->env[0], peer, 0);
+    return handle_one(e, o, &ps->env[0], peer, NULL);
   if (ps->count == 0) { /* "[]": one error, not an empty array */
     count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, NULL, 0);
@@ -315,12 +322,12 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   int opened = 0;
   e->in_batch = 1; /* for the bound on its deferred calls (async.c) */
   e->batch_defers = 0;
-  e->batch_method = NULL;
+  const jrpc__method_t *last = NULL;
   for (uint32_t k = 0; k < ps->count; k++) {
     jrpc__outmark_t before = jrpc__out_mark(o);
     jrpc__out_byte(o, opened ? ',' : '[');
     uint64_t start = jrpc__out_pos(o);
-    int rc = handle_one(e, o, &ps->env[k], peer, 1);
+    int rc = handle_one(e, o, &ps->env[k], peer, &last);
     if (rc)
       return rc;
     if (jrpc__out_pos(o) == start)

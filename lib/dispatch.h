@@ -81,8 +81,10 @@ typedef struct jrpc__engine {
   jrpc__arena_t arena;
   jrpc__parser_t *parser; /* owned */
   /* Where methods are looked up: the registry, or a view of it that a
-   * host sets per connection (jrpc__registry_view); deferred calls hold
-   * the modules of gen_reg, the registry itself. */
+   * host sets per connection (jrpc__registry_view_init) for the frames of
+   * that connection; every call of a handler goes through it, so a host
+   * with views sets it to NULL (nothing found) outside them. Deferred
+   * calls hold the modules of gen_reg, the registry itself. */
   const jrpc__registry_t *reg;
   const jrpc__registry_t *gen_reg;
   jrpc__limits_t lim;
@@ -105,9 +107,6 @@ typedef struct jrpc__engine {
   uint8_t dispatching;       /* a frame's reply is being written */
   uint8_t in_batch;          /* the frame being dispatched is a batch */
   uint32_t batch_defers;     /* calls of that batch deferred so far */
-  /* The method the batch's previous call named: the next call naming it
-   * too (the usual batch) skips the lookup. */
-  const struct jrpc__method *batch_method;
   uint32_t n_live;
   /* Shared by every engine of a daemon: deferred calls in flight, and the
    * most allowed (answered -32005 beyond). NULL: no limit. */

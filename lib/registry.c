@@ -175,3 +175,19 @@ void jrpc__registry_view_free(jrpc__registry_t *view) {
   view->slots = NULL;
   view->count = 0;
 }
+
+void jrpc__registry_view_withhold(jrpc__registry_t *view, uint32_t slot,
+                                  jrpc_handler_fn deny, void *udata) {
+  jrpc__method_t *m = &view->slots[slot];
+  /* name, len, hash and slot stay: the lookup still finds the entry (to
+   * deny it) and per-method counters keep their row. The rest belongs to
+   * the method being withheld; the view owns none of it, so nothing is
+   * freed. */
+  m->fn = deny;
+  m->udata = deny ? udata : NULL;
+  m->owner = NULL;
+  m->desc = NULL;
+  m->vplan = NULL;
+  m->timeout_ms = 0;
+  m->timeout_own = 0;
+}

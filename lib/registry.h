@@ -22,7 +22,8 @@ typedef struct jrpc__method {
   char *desc;        /* owned: its OpenRPC Method Object without "name" (checked
                         JSON), or NULL (jrpc_describe) */
   struct jrpc__vplan *vplan; /* owned: its params' checks, which dispatch
-                                runs before fn (validate.h), or NULL */
+                                runs before fn (validate.h), or NULL; they
+                                hold no handler: fn is what runs */
   /* Deferred calls answered -32004 after this long (0: never): the
    * description's "x-jrpcd-timeout-ms" (timeout_own), else what the host
    * sets from its config. */
@@ -112,12 +113,34 @@ jrpc__registry_find(const jrpc__registry_t *r, const char *name, size_t len) {
 }
 
 /* A view: base's table copied (names shared, not owned), for a host to
- * hide methods from (fn NULL: "Method not found" as if absent) or to point
- * them elsewhere, per connection, at no cost per lookup. Slots keep their
- * index. Valid while base is. */
+ * withhold methods from, per connection, at no cost per lookup. Slots keep
+ * their index. Valid while base is. */
 int jrpc__registry_view_init(jrpc__registry_t *view,
                              const jrpc__registry_t *base);
 void jrpc__registry_view_free(jrpc__registry_t *view);
+
+/* The one way a view's slot stops serving its method. With deny NULL the
+ * method is hidden: lookups find nothing ("Method not found", as if
+ * absent). Otherwise every call of it runs deny(udata) instead, and only
+ * that: the slot loses all else of the method that could run the
+ * module's code or tell of it (its handler and udata, its params plan,
+ * which would otherwise be checked first and answer -32602 with the
+ * schema's names, its description, its module, its timeout). Dispatch
+ * calls nothing but the slot's fn, so whatever path a call takes (fast or
+ * full params check, notification, batch element, any parser or framing)
+ * it meets the same decision. */
+void jrpc__registry_view_withhold(jrpc__registry_t *view, uint32_t slot,
+                                  jrpc_handler_fn deny, void *udata);
+
+/* Whether view serves slot's method as base does (neither hidden nor
+ * denied): for listings that must show only what the caller may call. */
+static inline int jrpc__registry_view_serves(const jrpc__registry_t *base,
+                                             const jrpc__registry_t *view,
+                                             uint32_t slot) {
+  const jrpc__method_t *m = &base->slots[slot];
+  return m->name && m->fn && view->slots[slot].fn == m->fn &&
+         view->slots[slot].udata == m->udata;
+}
 
 /* The registration context behind a module's jrpc_reg_t. */
 typedef struct jrpc__regctx {

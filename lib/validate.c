@@ -734,20 +734,17 @@ static JRPC__NOINLINE int refuse(jrpc_call_t *c, const jrpc__vplan_t *plan,
   return JRPC_EFAIL;
 }
 
-/* Dispatch calls this when jrpc__vplan_pass cannot say yes: the full
- * check decides, and the reason goes into the error. */
-int jrpc__validated_call(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  const jrpc__vplan_t *plan = udata;
+/* Dispatch calls this when jrpc__vplan_fast cannot say yes: the full
+ * check decides, and the reason goes into the error. What runs then is
+ * m's fn, the slot dispatch found, never a handler of the plan's own. */
+int jrpc__validated_method(jrpc_call_t *c, jrpc_val_t params,
+                           const jrpc__method_t *m) {
+  const jrpc__vplan_t *plan = m->vplan;
   jrpc__vfail_t why;
   why.param = NULL;
   if (!check(plan, params, &why))
     return refuse(c, plan, &why);
-  return plan->fn(c, params, plan->udata);
-}
-
-int jrpc__validated_method(jrpc_call_t *c, jrpc_val_t params,
-                           const jrpc__method_t *m) {
-  return jrpc__validated_call(c, params, m->vplan);
+  return m->fn(c, params, m->udata);
 }
 
 int jrpc__validate_owner(jrpc__registry_t *r, const void *owner, char *err,
@@ -771,8 +768,6 @@ int jrpc__validate_owner(jrpc__registry_t *r, const void *owner, char *err,
         skipped(arg, m->name, why);
       continue;
     }
-    plan->fn = m->fn;
-    plan->udata = m->udata;
     m->vplan = plan; /* dispatch checks before it calls m->fn */
   }
   return 0;

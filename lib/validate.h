@@ -8,7 +8,7 @@
  * handler, which it calls only when they pass; otherwise the call is
  * answered -32602 with data naming the param and the reason. The checks
  * run in two steps: jrpc__vplan_fast for the shapes clients send, and,
- * when that cannot say yes, jrpc__validated_call: the full check, which
+ * when that cannot say yes, jrpc__validated_method: the full check, which
  * gives the answer and the reason.
  * A description with "x-jrpcd-params": "any" (a method that takes
  * anything, as echo) gets no plan. Methods without a plan cost dispatch
@@ -66,9 +66,11 @@ typedef struct jrpc__vparam {
   uint64_t word, mask;
 } jrpc__vparam_t;
 
+/* A plan holds checks only, never a handler: what runs when params pass
+ * is the fn of the registry slot the call was looked up in, so that a
+ * per-connection view that denies the method (registry.h) is obeyed on
+ * the full check's path as on the fast one. */
 typedef struct jrpc__vplan {
-  jrpc_handler_fn fn; /* the module's own handler and its udata */
-  void *udata;
   uint8_t structure;   /* JRPC__PS_* */
   uint8_t extra_names; /* unknown names pass */
   uint32_t n;          /* params described */
@@ -112,8 +114,7 @@ typedef struct jrpc__vfail {
  * cannot be checked (a "$ref" descriptor: err says why); JRPC_EINVAL with
  * err set when the description is wrong for checking (a param without a
  * name, a name twice, an unknown type, a bad paramStructure, more than
- * JRPC__VPLAN_MAX_PARAMS params); JRPC_ENOMEM. fn and udata are left for
- * the caller. */
+ * JRPC__VPLAN_MAX_PARAMS params); JRPC_ENOMEM. */
 int jrpc__vplan_compile(const char *desc, jrpc__vplan_t **out, char *err,
                         size_t errlen);
 
@@ -131,16 +132,15 @@ int jrpc__vplan_check(const jrpc__vplan_t *plan, jrpc_val_t params,
 int jrpc__vplan_check_views(const jrpc__vplan_t *plan, jrpc_val_t params,
                             jrpc__vfail_t *why);
 
-/* The full check for a method whose plan (udata) the fast path did not
- * pass: calls the plan's handler when params pass, else answers -32602. */
-int jrpc__validated_call(jrpc_call_t *c, jrpc_val_t params, void *udata);
-/* The same for method m (its vplan): what dispatch calls, so that it need
- * not keep the plan in a register past the fast path. */
+/* The full check of m's plan, for a call the fast path did not pass:
+ * calls m's own fn and udata (the slot as looked up, a view's included)
+ * when params pass, else answers -32602. What dispatch calls, taking m so
+ * that it need not keep the plan in a register past the fast path. */
 int jrpc__validated_method(jrpc_call_t *c, jrpc_val_t params,
                            const jrpc__method_t *m);
 
 /* Compiles a plan for every described method of `owner` in r and hangs
- * it on the method's entry (vplan; fn and udata stay the module's). 0, or
+ * it on the method's entry (vplan; fn and udata stay as they are). 0, or
  * JRPC_EINVAL / JRPC_ENOMEM with "description of "NAME": why" in err. Methods
  * whose params cannot be checked are left alone; `skipped`, if given, is called
  * for each with the reason. */

@@ -328,15 +328,40 @@ static void test_view(void **state) {
   const jrpc__method_t *a = jrpc__registry_find(&v, "math.add", 8);
   assert_non_null(a);
   assert_int_equal(a->slot, jrpc__registry_find(&r, "math.add", 8)->slot);
+  /* What a method carries besides its handler, to see it go. */
+  static char desc[] = "{\"params\":[]}";
+  int owner;
+  uint32_t add = a->slot;
+  jrpc__method_t *full = &r.slots[add];
+  full->desc = desc;
+  full->owner = &owner;
+  full->timeout_ms = 5;
+  full->vplan = (struct jrpc__vplan *)desc; /* a pointer to see cleared */
+  jrpc__registry_view_free(&v);
+  assert_int_equal(jrpc__registry_view_init(&v, &r), 0);
+  assert_true(jrpc__registry_view_serves(&r, &v, add));
   /* Hidden in the view: not found there, still found in the registry. */
-  v.slots[jrpc__registry_find(&v, "echo", 4)->slot].fn = NULL;
+  uint32_t echo = jrpc__registry_find(&v, "echo", 4)->slot;
+  jrpc__registry_view_withhold(&v, echo, NULL, NULL);
   assert_null(jrpc__registry_find(&v, "echo", 4));
   assert_ptr_equal(jrpc__registry_find(&r, "echo", 4)->fn, h2);
-  /* Redirected in the view only. */
-  v.slots[a->slot].fn = h2;
-  assert_ptr_equal(jrpc__registry_find(&v, "math.add", 8)->fn, h2);
+  assert_false(jrpc__registry_view_serves(&r, &v, echo));
+  /* Denied in the view only: found, with nothing of the method left. */
+  jrpc__registry_view_withhold(&v, add, h2, &owner);
+  const jrpc__method_t *d = jrpc__registry_find(&v, "math.add", 8);
+  assert_ptr_equal(d->fn, h2);
+  assert_ptr_equal(d->udata, &owner);
+  assert_null(d->vplan);
+  assert_null(d->desc);
+  assert_null(d->owner);
+  assert_int_equal(d->timeout_ms, 0);
+  assert_int_equal(d->slot, add);
+  assert_false(jrpc__registry_view_serves(&r, &v, add));
   assert_ptr_equal(jrpc__registry_find(&r, "math.add", 8)->fn, h1);
+  assert_non_null(jrpc__registry_find(&r, "math.add", 8)->vplan);
   assert_non_null(jrpc__registry_find(&v, "m.39", 4));
+  full->desc = NULL;
+  full->vplan = NULL;
   jrpc__registry_view_free(&v);
   assert_null(v.slots);
   jrpc__registry_free(&r); /* the names were the registry's alone */
