@@ -258,6 +258,70 @@ def http_seeds():
     write(t, "empty", b"")
 
 
+def access_seeds():
+    # fuzz_access: flags byte (bits 0-1 backend, 2-3 framing: newline,
+    # length, http, content-length; 4-5 reads), then the stream. Each seed
+    # calls the denied and hidden methods in the shapes that once took the
+    # full params check (issue 21), beside the served control g.ok.
+    t = "fuzz_access"
+    clear(t)
+    shapes = {
+        "positional": "[1,\"t\"]",
+        "named": '{"n":1,"tag":"t"}',
+        "named_reordered": '{"tag":"t","n":1}',
+        "escaped_name": '{"\\u006e":1}',
+        "float_integer": "[100.0]",
+        "bad_params": '{"n":"x","zz":1}',
+        "no_params": None,
+        "padded": '{"n":1,"tag":"' + "p" * 300 + '"}',
+    }
+    targets = ("g.deny", "g.deny_secret", "g.deny_named", "g.deny_plain",
+               "g.deny_any", "g.deny_defer", "g.hide", "g.hide_plain", "g.ok",
+               "g.plain")
+
+    def calls(params, i):
+        out = []
+        for m in targets:
+            out.append(req(m, params, str(i)))
+            out.append(req(m, params, notify=True))
+        out.append("[" + ",".join(req(m, params, str(i)) for m in targets) +
+                   "," + req("g.deny", params, notify=True) + "]")
+        return out
+
+    def http(payloads, lsp):
+        out = b""
+        for p in payloads:
+            body = b(p)
+            if lsp:
+                out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+            else:
+                out += (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Type: "
+                        b"application/json\r\nContent-Length: %d\r\n\r\n"
+                        % len(body) + body)
+        return out
+
+    frame = {0: newline, 1: length,
+             2: lambda *ps: http(ps, False), 3: lambda *ps: http(ps, True)}
+    i = 1
+    for name, params in shapes.items():
+        payloads = calls(params, i)
+        i += 1
+        for backend in range(4):
+            for framing in range(4):
+                reads = (backend + framing) % 4 if name == "padded" else 0
+                write(t, "%s_b%d_f%d" % (name, backend, framing),
+                      bytes([backend | framing << 2 | reads << 4]) +
+                      frame[framing](*payloads))
+    # The named methods' long and quoted names, exactly and escaped.
+    named = ['{"secret_alpha_beta_gamma":"x"}',
+             '{"secret_q\\"x":1,"secret_alpha_beta_gamma":"x"}',
+             '{"secret_alpha_beta_gamm\\u0061":"x"}']
+    for k, params in enumerate(named):
+        write(t, "long_names_%d" % k, bytes([k]) + newline(
+            req("g.deny_named", params), req("g.ok", params)))
+    write(t, "empty", b"")
+
+
 CONF = open(os.path.join(HERE, "..", "..", "conf", "jrpcd.conf"), "rb").read()
 
 
@@ -325,4 +389,5 @@ if __name__ == "__main__":
     diff_seeds()
     frame_seeds()
     http_seeds()
+    access_seeds()
     config_seeds()

@@ -39,7 +39,7 @@ run_one() {
   cp "$here/corpus/$family/"* "$dir/corpus/"
   local opts=() extra=("$here/regression/$family")
   case $family in
-  fuzz_request | fuzz_diff) opts+=(-dict="$here/jsonrpc.dict") ;;
+  fuzz_request | fuzz_diff | fuzz_access) opts+=(-dict="$here/jsonrpc.dict") ;;
   fuzz_config) opts+=(-dict="$here/config.dict") ;;
   esac
   if [ "$family" = fuzz_diff ] && [ -d "$suite" ]; then
