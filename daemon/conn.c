@@ -469,8 +469,9 @@ static void conn_start(jrpcd_conn_t *c) {
   atomic_fetch_add(&w->load, 1);
   /* A TLS peer is judged once its certificate is known (conn_tls.c calls
    * jrpcd_conn_admit after the handshake); a plain one now, before any
-   * byte is read (no frame of a TLS peer is read before that). */
-  c->reg = &w->gen->reg;
+   * byte is read (no frame of a TLS peer is read before that). Until
+   * then its lookups find nothing: admission sets what it may call. */
+  c->reg = NULL;
   if (!l->tls && !jrpcd_conn_admit(c)) {
     jrpcd_conn_close(c, NULL);
     return;
