@@ -44,6 +44,13 @@ void fz_rng_seed(fz_rng_t *r, const uint8_t *data, size_t size, uint64_t salt);
 uint64_t fz_rng_next(fz_rng_t *r);
 /* Uniform-ish in [lo, hi]. */
 size_t fz_rng_range(fz_rng_t *r, size_t lo, size_t hi);
+/* The next read of in[*off..n) into the stream's buffer, as a socket
+ * would bring it: `how` 0 as much as fits, 1 a byte at a time, 2 0..16
+ * bytes, 3 1..5000 (drawn from r). Advances *off; returns the bytes read
+ * (aborts when the stream gives no room). */
+struct jrpc__stream;
+size_t fz_read_into(struct jrpc__stream *s, fz_rng_t *r, int how,
+                    const char *in, size_t n, size_t *off);
 
 /* ------------------------------------------------------------------ */
 /* Reference model of the frame codecs (written from frame.h's comment, */

@@ -206,19 +206,7 @@ static void run(jrpc__engine_t *e, int framing, int chunking, const char *in,
     jrpc__http_init(&h, &s, 8192, 0, &host, NULL);
   size_t off = 0;
   for (;;) {
-    size_t room = 0;
-    char *dst = jrpc__stream_rbuf(&s, &room);
-    FZ_CHECK(dst && room >= 1, "stream_rbuf gave no room");
-    size_t k = chunking == 0   ? room
-               : chunking == 1 ? 1
-               : chunking == 2 ? fz_rng_range(rng, 0, 16)
-                               : fz_rng_range(rng, 1, 5000);
-    if (k > room)
-      k = room;
-    if (k > n - off)
-      k = n - off;
-    memcpy(dst, in + off, k);
-    off += k;
+    size_t k = fz_read_into(&s, rng, chunking, in, n, &off);
     int eof = off == n;
     int rc = http ? jrpc__http_feed(&s, k, eof) : jrpc__stream_feed(&s, k, eof);
     while (rc == 0 && s.more)

@@ -9,6 +9,7 @@
 
 #include "jrpc/jrpc.h"
 #include "parser.h"
+#include "stream.h"
 #include "testutil.h"
 
 const jrpc_module_info_t *math_module_info(void);
@@ -74,6 +75,24 @@ size_t fz_rng_range(fz_rng_t *r, size_t lo, size_t hi) {
   if (hi <= lo)
     return lo;
   return lo + (size_t)(fz_rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+size_t fz_read_into(jrpc__stream_t *s, fz_rng_t *r, int how, const char *in,
+                    size_t n, size_t *off) {
+  size_t room = 0;
+  char *dst = jrpc__stream_rbuf(s, &room);
+  FZ_CHECK(dst && room >= 1, "stream_rbuf gave no room");
+  size_t k = how == 0   ? room
+             : how == 1 ? 1
+             : how == 2 ? fz_rng_range(r, 0, 16)
+                        : fz_rng_range(r, 1, 5000);
+  if (k > room)
+    k = room;
+  if (k > n - *off)
+    k = n - *off;
+  memcpy(dst, in + *off, k);
+  *off += k;
+  return k;
 }
 
 /* ------------------------------------------------------------------ */

@@ -67,19 +67,7 @@ static int run(int framing, uint32_t head, int chunking, const char *in,
   size_t off = 0;
   int closed = 0;
   while (off < n) {
-    size_t room = 0;
-    char *dst = jrpc__stream_rbuf(&s, &room);
-    FZ_CHECK(dst && room >= 1, "stream_rbuf gave no room");
-    size_t k = chunking == 0   ? room
-               : chunking == 1 ? 1
-               : chunking == 2 ? fz_rng_range(rng, 0, 16)
-                               : fz_rng_range(rng, 1, 5000);
-    if (k > room)
-      k = room;
-    if (k > n - off)
-      k = n - off;
-    memcpy(dst, in + off, k);
-    off += k;
+    size_t k = fz_read_into(&s, rng, chunking, in, n, &off);
     int rc = jrpc__http_feed(&s, k, 0);
     while (rc == 0 && s.more)
       rc = jrpc__http_feed(&s, 0, 0);

@@ -89,30 +89,7 @@ static void run_stream(int framing, int chunking, const char *in, size_t n,
   jrpc__stream_init(&s, eng, (jrpc__framing_t)framing);
   size_t off = 0;
   for (;;) {
-    size_t room = 0;
-    char *dst = jrpc__stream_rbuf(&s, &room);
-    FZ_CHECK(dst && room >= 1, "stream_rbuf gave no room");
-    size_t k;
-    switch (chunking) {
-    case 0:
-      k = room;
-      break;
-    case 1:
-      k = 1;
-      break;
-    case 2:
-      k = fz_rng_range(rng, 0, 16);
-      break;
-    default:
-      k = fz_rng_range(rng, 1, 5000);
-      break;
-    }
-    if (k > room)
-      k = room;
-    if (k > n - off)
-      k = n - off;
-    memcpy(dst, in + off, k);
-    off += k;
+    size_t k = fz_read_into(&s, rng, chunking, in, n, &off);
     int eof = off == n;
     int rc = jrpc__stream_feed(&s, k, eof);
     drain(&s.out, got);
