@@ -19,12 +19,15 @@
 # to its [server] section (e.g. validate_params = no). CG_WINDOW=N keeps N
 # requests in flight instead of 64 (1: a read per request). CG_FRAMING=length
 # or http serves and sends that framing instead of newline (echo-server,
-# which has no HTTP, then shows -).
+# which has no HTTP, then shows -). CG_BENCH='...' adds jrpc-bench options
+# (e.g. --allow-errors, to measure calls answered with an error: a method
+# [access] denies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
 parser=${2:-native}
 read -r -a wls <<<"${3:-small named notify batch:100 large:1024}"
+read -r -a bench_opts <<<"${CG_BENCH:-}"
 framing=${CG_FRAMING:-newline}
 jrpcd=$build/daemon/jrpcd
 bench=$build/bench/jrpc-bench
@@ -69,7 +72,7 @@ ir() {
     sleep 0.1
   done
   grep -Eq "$ready" "$T/server.log" || { cat "$T/server.log" >&2; echo "server did not start" >&2; exit 1; }
-  timeout 300 "$bench" -u "$sock" -f "$framing" -c 1 -w "${CG_WINDOW:-64}" -n "$n" -W "$wl" -q --timeout 60 \
+  timeout 300 "$bench" -u "$sock" -f "$framing" -c 1 -w "${CG_WINDOW:-64}" -n "$n" -W "$wl" -q --timeout 60 ${bench_opts[@]+"${bench_opts[@]}"} \
     >"$T/bench.log" 2>&1 || { cat "$T/bench.log" >&2; exit 1; }
   kill -TERM "$server"
   wait "$server" || true
