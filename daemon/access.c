@@ -460,6 +460,8 @@ int jrpcd_glob_check(const char *glob, char *err, size_t errlen) {
 int jrpcd_glob_match(const char *glob, const char *name, size_t n) {
   const char *g = glob, *star = NULL; /* the glob just past the last '*' */
   size_t i = 0, star_i = 0; /* the name bytes that star has taken up to */
+  if (!*glob)
+    return -1; /* as jrpcd_glob_check says: not a glob */
   for (;;) {
     if (*g == '*') {
       while (*g == '*')
