@@ -53,22 +53,35 @@ static void ident_release(ident_buf_t *b) {
 #define IDENT_BUF(name)                                                        \
   ident_buf_t name __attribute__((cleanup(ident_release))) = {.more = NULL}
 
+/* -1, logged: a Unix peer whose groups cannot be read (only memory
+ * running out or a kernel fault gets here) is not let in, rather than
+ * judged by fewer groups than it has. */
+static int groups_unread(jrpcd_conn_t *c, const jrpcd_identity_t *id,
+                         const char *why) {
+  jrpcd_warn("%s: the supplementary groups of uid %u cannot be read (%s): "
+             "closed at once",
+             c->l->desc, id->uid, why);
+  return -1;
+}
+
 /* The Unix peer's supplementary groups, as they were at connect (Linux
- * 4.13+), all of them. 0, or -1 when they cannot be read: the peer is then
- * not let in, rather than judged by fewer groups than it has. */
-static int peer_groups(int fd, jrpcd_identity_t *id, ident_buf_t *b) {
+ * 4.13+), all of them. 0, or -1 (groups_unread). */
+static int peer_groups(jrpcd_conn_t *c, int fd, jrpcd_identity_t *id,
+                       ident_buf_t *b) {
   uint32_t *groups = b->groups;
   socklen_t n = (socklen_t)sizeof(b->groups);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) != 0) {
     if (errno == ENOPROTOOPT)
       return 0; /* a kernel before 4.13: by uid and primary gid alone */
+    if (errno != ERANGE)
+      return groups_unread(c, id, strerror(errno));
     /* ERANGE: n is now the size the groups need. */
-    if (errno != ERANGE || n <= sizeof(b->groups) ||
-        n > NGROUPS_MAX * sizeof(uint32_t) || !(b->more = malloc(n)))
-      return -1;
-    groups = b->more;
+    if (n <= sizeof(b->groups) || n > NGROUPS_MAX * sizeof(uint32_t))
+      return groups_unread(c, id, "a group count out of range");
+    if (!(groups = b->more = malloc(n)))
+      return groups_unread(c, id, "out of memory");
     if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) != 0)
-      return -1;
+      return groups_unread(c, id, strerror(errno));
   }
   id->groups = groups;
   id->ngroups = n / sizeof(*groups);
@@ -90,7 +103,7 @@ static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
     id->has_cred = p->pid >= 0;
     id->uid = (uint32_t)p->uid;
     id->gid = (uint32_t)p->gid;
-    return want_groups ? peer_groups(fd, id, b) : 0;
+    return want_groups ? peer_groups(c, fd, id, b) : 0;
   }
   struct sockaddr_storage ss;
   int n = sizeof(ss);
