@@ -3,6 +3,7 @@
 #include "access.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -10,7 +11,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define PRINCIPAL_MAX 256 /* longest principal word (globs: any length) */
+#define PRINCIPAL_MAX 256       /* longest principal word (globs: any length) */
+#define NSS_BUF_MAX (16u << 20) /* a user or group entry past this is refused  \
+                                 */
 
 /* A decimal id that fits 32 bits (uid_t, gid_t), nothing else. */
 static int parse_id(const char *s, uint32_t *out) {
@@ -28,22 +31,49 @@ static int parse_id(const char *s, uint32_t *out) {
   return 0;
 }
 
-static int resolve_user(const char *name, uint32_t *uid) {
+/* One getpwnam_r or getgrnam_r: its return, and the id when found. */
+typedef int (*nss_lookup_fn)(const char *name, char *buf, size_t n,
+                             uint32_t *id, int *found);
+
+static int user_lookup(const char *name, char *buf, size_t n, uint32_t *id,
+                       int *found) {
   struct passwd pw, *res = NULL;
-  char buf[4096];
-  if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || !res)
-    return -1;
-  *uid = (uint32_t)pw.pw_uid;
-  return 0;
+  int rc = getpwnam_r(name, &pw, buf, n, &res);
+  if ((*found = rc == 0 && res))
+    *id = (uint32_t)pw.pw_uid;
+  return rc;
 }
 
-static int resolve_group(const char *name, uint32_t *gid) {
+static int group_lookup(const char *name, char *buf, size_t n, uint32_t *id,
+                        int *found) {
   struct group gr, *res = NULL;
-  char buf[16384]; /* a group entry lists its members */
-  if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) != 0 || !res)
-    return -1;
-  *gid = (uint32_t)gr.gr_gid;
-  return 0;
+  int rc = getgrnam_r(name, &gr, buf, n, &res);
+  if ((*found = rc == 0 && res))
+    *id = (uint32_t)gr.gr_gid;
+  return rc;
+}
+
+/* A user's or group's id by name: 0, -1 when there is none, or an errno
+ * when it cannot be looked up. The buffer grows while the lookup says
+ * ERANGE: a group entry lists its members, and a big group's does not fit
+ * any fixed size (a 16 KiB one made a group of a few thousand members "no
+ * such group"). */
+static int resolve_name(nss_lookup_fn lookup, const char *name, uint32_t *id) {
+  for (size_t n = 4096;; n *= 2) {
+    char *buf = malloc(n);
+    if (!buf)
+      return ENOMEM;
+    int found = 0, rc = lookup(name, buf, n, id, &found);
+    free(buf);
+    if (found)
+      return 0;
+    if (rc == ERANGE && n < NSS_BUF_MAX)
+      continue;
+    /* getpwnam_r(3): these too mean "not found" for some sources. */
+    if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
+      return -1;
+    return rc;
+  }
 }
 
 /* ::ffff:a.b.c.d: how an IPv6 socket shows an IPv4 peer. */
@@ -157,11 +187,15 @@ int jrpcd_principal_parse(const char *word, int any_ok, jrpcd_principal_t *p,
       return 0;
     }
     int rc = tags[i].by_name
-                 ? (p->kind == JRPCD_PRIN_UID ? resolve_user(v, &p->id)
-                                              : resolve_group(v, &p->id))
+                 ? resolve_name(p->kind == JRPCD_PRIN_UID ? user_lookup
+                                                          : group_lookup,
+                                v, &p->id)
                  : parse_id(v, &p->id);
     if (rc != 0) {
-      if (tags[i].by_name)
+      if (tags[i].by_name && rc > 0)
+        snprintf(err, errlen, "\"%s\": cannot be looked up: %s", word,
+                 strerror(rc));
+      else if (tags[i].by_name)
         snprintf(err, errlen, "\"%s\": no such %s", word, tags[i].tag);
       else
         snprintf(err, errlen, "\"%s\": a %s is a number from 0 to %u", word,

@@ -156,6 +156,28 @@ CONF
     "$(printf '[listen x]\nunix = %s/x.sock\nmethods = m[[:alpha:]]' "$T")"
 }
 
+# group:NAME of a group whose /etc/group entry (3000 members, 30 KiB) is
+# bigger than the 16 KiB its lookup had (then "no such group"), in a mount
+# namespace of its own whose /etc/group holds it.
+big_group() {
+  unshare -m true 2>/dev/null || missing "unshare -m (a mount namespace) is refused here"
+  {
+    cat /etc/group
+    printf 'jrpcdbig:x:5400:'
+    seq -f 'member%g' -s, 1 3000
+  } >"$T/group"
+  printf '[listen x]\nunix = %s/x.sock\npeers = group:jrpcdbig\n' "$T" >"$T/big.conf"
+  RC=0
+  unshare -m sh -c 'mount --bind "$1" /etc/group && exec "$2" -t -c "$3"' sh \
+    "$T/group" "$JRPCD" "$T/big.conf" >"$T/big.out" 2>"$T/big.err" || RC=$?
+  if ((RC == 0)); then
+    pass "group: of a group with a 30 KiB entry resolves"
+  else
+    fail "group: of a group with a 30 KiB entry (exit $RC)"
+    show "$T/big.err"
+  fi
+}
+
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -164,6 +186,17 @@ main() {
   command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
   setup_tmp
   chmod 0755 "$T"
+  # A big group needs a mount namespace: its own ctest entry
+  # (cli_access_big_group), which can be skipped.
+  case "$ONLY" in
+  "") ;;
+  big_group)
+    big_group
+    finish
+    return
+    ;;
+  *) die "no check named '$ONLY'" ;;
+  esac
   P=$(free_port)
   local unix="UNIX-CONNECT:$T/a.sock" from1="TCP:127.0.0.1:$P,bind=127.0.0.1"
   local from2="TCP:127.0.0.1:$P,bind=127.0.0.2"
