@@ -11,9 +11,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define PRINCIPAL_MAX 256       /* longest principal word (globs: any length) */
-#define NSS_BUF_MAX (16u << 20) /* a user or group entry past this is refused  \
-                                 */
+/* The longest principal word (a glob has no limit of its own). */
+#define PRINCIPAL_MAX 256
+/* The most a user or group entry may take; a bigger one is refused. */
+#define NSS_BUF_MAX (16u << 20)
 
 /* A decimal id that fits 32 bits (uid_t, gid_t), nothing else. */
 static int parse_id(const char *s, uint32_t *out) {
