@@ -168,6 +168,7 @@ big_group() {
   } >"$T/group"
   printf '[listen x]\nunix = %s/x.sock\npeers = group:jrpcdbig\n' "$T" >"$T/big.conf"
   RC=0
+  # shellcheck disable=SC2016 # the inner shell expands its own arguments
   unshare -m sh -c 'mount --bind "$1" /etc/group && exec "$2" -t -c "$3"' sh \
     "$T/group" "$JRPCD" "$T/big.conf" >"$T/big.out" 2>"$T/big.err" || RC=$?
   if ((RC == 0)); then
