@@ -3,7 +3,7 @@
 #include "access.h"
 
 #include <arpa/inet.h>
-#include <fnmatch.h>
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -11,7 +11,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define WORD_MAX 256 /* longest principal or glob word */
+/* The longest principal word (a glob has no limit of its own). */
+#define PRINCIPAL_MAX 256
+/* The most a user or group entry may take; a bigger one is refused. */
+#define NSS_BUF_MAX (16u << 20)
 
 /* A decimal id that fits 32 bits (uid_t, gid_t), nothing else. */
 static int parse_id(const char *s, uint32_t *out) {
@@ -29,23 +32,53 @@ static int parse_id(const char *s, uint32_t *out) {
   return 0;
 }
 
-static int resolve_user(const char *name, uint32_t *uid) {
+/* One getpwnam_r or getgrnam_r: its return, and the id when found. */
+typedef int (*nss_lookup_fn)(const char *name, char *buf, size_t n,
+                             uint32_t *id, int *found);
+
+static int user_lookup(const char *name, char *buf, size_t n, uint32_t *id,
+                       int *found) {
   struct passwd pw, *res = NULL;
-  char buf[4096];
-  if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || !res)
-    return -1;
-  *uid = (uint32_t)pw.pw_uid;
-  return 0;
+  int rc = getpwnam_r(name, &pw, buf, n, &res);
+  if ((*found = rc == 0 && res))
+    *id = (uint32_t)pw.pw_uid;
+  return rc;
 }
 
-static int resolve_group(const char *name, uint32_t *gid) {
+static int group_lookup(const char *name, char *buf, size_t n, uint32_t *id,
+                        int *found) {
   struct group gr, *res = NULL;
-  char buf[16384]; /* a group entry lists its members */
-  if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) != 0 || !res)
-    return -1;
-  *gid = (uint32_t)gr.gr_gid;
-  return 0;
+  int rc = getgrnam_r(name, &gr, buf, n, &res);
+  if ((*found = rc == 0 && res))
+    *id = (uint32_t)gr.gr_gid;
+  return rc;
 }
+
+/* A user's or group's id by name: 0, -1 when there is none, or an errno
+ * when it cannot be looked up. The buffer grows while the lookup says
+ * ERANGE: a group entry lists its members, and a big group's does not fit
+ * any fixed size (a 16 KiB one made a group of a few thousand members "no
+ * such group"). */
+static int resolve_name(nss_lookup_fn lookup, const char *name, uint32_t *id) {
+  for (size_t n = 4096;; n *= 2) {
+    char *buf = malloc(n);
+    if (!buf)
+      return ENOMEM;
+    int found = 0, rc = lookup(name, buf, n, id, &found);
+    free(buf);
+    if (found)
+      return 0;
+    if (rc == ERANGE && n < NSS_BUF_MAX)
+      continue;
+    /* getpwnam_r(3): these too mean "not found" for some sources. */
+    if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
+      return -1;
+    return rc;
+  }
+}
+
+/* ::ffff:a.b.c.d: how an IPv6 socket shows an IPv4 peer. */
+static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
 
 /* "10.0.0.0/8", "192.168.1.7", "::1", "fd00::/8". The bits past the
  * prefix must be zero: "10.0.0.1/8" is more likely a typo than a wish. */
@@ -92,6 +125,17 @@ static int parse_net(const char *word, jrpcd_principal_t *p, char *err,
              "%s/%u?)",
              word, p->prefix, text, p->prefix);
     return -1;
+  }
+  /* Peers at ::ffff:a.b.c.d are matched as the IPv4 peers they are
+   * (jrpcd_identity_set_addr), so such a principal is taken as the IPv4
+   * range it stands for: ::ffff:10.0.0.0/104 is 10.0.0.0/8. A shorter
+   * IPv6 prefix (::/0) names IPv6 peers only. */
+  if (p->family == AF_INET6 && p->prefix >= 96 &&
+      memcmp(p->addr, v4mapped, sizeof(v4mapped)) == 0) {
+    memmove(p->addr, p->addr + 12, 4);
+    memset(p->addr + 4, 0, 12);
+    p->family = AF_INET;
+    p->prefix -= 96;
   }
   p->kind = JRPCD_PRIN_NET;
   return 0;
@@ -144,11 +188,15 @@ int jrpcd_principal_parse(const char *word, int any_ok, jrpcd_principal_t *p,
       return 0;
     }
     int rc = tags[i].by_name
-                 ? (p->kind == JRPCD_PRIN_UID ? resolve_user(v, &p->id)
-                                              : resolve_group(v, &p->id))
+                 ? resolve_name(p->kind == JRPCD_PRIN_UID ? user_lookup
+                                                          : group_lookup,
+                                v, &p->id)
                  : parse_id(v, &p->id);
     if (rc != 0) {
-      if (tags[i].by_name)
+      if (tags[i].by_name && rc > 0)
+        snprintf(err, errlen, "\"%s\": cannot be looked up: %s", word,
+                 strerror(rc));
+      else if (tags[i].by_name)
         snprintf(err, errlen, "\"%s\": no such %s", word, tags[i].tag);
       else
         snprintf(err, errlen, "\"%s\": a %s is a number from 0 to %u", word,
@@ -174,8 +222,6 @@ void jrpcd_identity_set_addr(jrpcd_identity_t *id, const struct sockaddr *sa) {
   } else if (sa->sa_family == AF_INET6) {
     const struct sockaddr_in6 *s6 =
         (const struct sockaddr_in6 *)(const void *)sa;
-    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0,    0,
-                                         0, 0, 0, 0, 0xFF, 0xFF};
     if (memcmp(&s6->sin6_addr, v4mapped, 12) == 0) {
       id->family = AF_INET;
       memcpy(id->addr, (const uint8_t *)&s6->sin6_addr + 12, 4);
@@ -227,9 +273,11 @@ int jrpcd_principal_match(const jrpcd_principal_t *p,
 }
 
 /* Calls fn on each space- or tab-separated word of text (NUL-terminated
- * copies); stops at the first non-zero return. */
-static int each_word(const char *text, int (*fn)(void *, const char *),
-                     void *arg, char *err, size_t errlen) {
+ * copies), words of max bytes or more refused (max 0: any length); stops
+ * at the first non-zero return. */
+static int each_word(const char *text, size_t max,
+                     int (*fn)(void *, const char *), void *arg, char *err,
+                     size_t errlen) {
   const char *s = text;
   int words = 0;
   for (;;) {
@@ -240,16 +288,19 @@ static int each_word(const char *text, int (*fn)(void *, const char *),
     const char *e = s;
     while (*e && *e != ' ' && *e != '\t')
       e++;
-    char w[WORD_MAX];
     size_t n = (size_t)(e - s);
-    if (n >= sizeof(w)) {
-      snprintf(err, errlen, "\"%.40s...\": longer than %d bytes", s,
-               WORD_MAX - 1);
+    if (max && n >= max) {
+      snprintf(err, errlen, "\"%.40s...\": longer than %zu bytes", s, max - 1);
       return -1;
     }
-    memcpy(w, s, n);
-    w[n] = '\0';
-    if (fn(arg, w) != 0)
+    char *w = strndup(s, n);
+    if (!w) {
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    int rc = fn(arg, w);
+    free(w);
+    if (rc != 0)
       return -1;
     words++;
     s = e;
@@ -290,7 +341,7 @@ int jrpcd_plist_parse(const char *text, int any_ok, jrpcd_plist_t *l, char *err,
   l->v = NULL;
   l->n = 0;
   plist_ctx_t x = {l, any_ok, err, errlen};
-  if (each_word(text, plist_add, &x, err, errlen) != 0) {
+  if (each_word(text, PRINCIPAL_MAX, plist_add, &x, err, errlen) != 0) {
     jrpcd_plist_free(l);
     return -1;
   }
@@ -312,14 +363,218 @@ int jrpcd_plist_match(const jrpcd_plist_t *l, const jrpcd_identity_t *id) {
   return 0;
 }
 
+/* Method globs. The matcher is our own rather than fnmatch(3): fnmatch
+ * takes a NUL-terminated copy (so a name had to fit a buffer, and a longer
+ * one matched nothing, which let `admin.` + 300 bytes past `admin.* =
+ * uid:0`), and it promises nothing of its run time on globs with many
+ * stars ("*a*a*a...b"). Here a name of
+ * any length is matched in place, in at most (name bytes + 1) x (glob
+ * bytes + 1) steps: on a mismatch only the last '*' seen takes one more
+ * byte, which is enough for globs, since what precedes that star is matched
+ * already and any longer run an earlier star could take, the last one can
+ * take as well.
+ *
+ * Syntax: '*' any run of bytes (dots included), '?' one byte, '[...]' one
+ * byte of a set ("[!...]" or "[^...]" one byte outside it; a ']' first in
+ * it, or a '-' first or last, stands for itself; "a-z" a range in byte
+ * order), '\x' the byte x itself; every other byte itself. */
+
+enum glob_tok { TOK_BYTE, TOK_ANY, TOK_STAR, TOK_SET };
+
+/* The glob token at g: its kind, its length in glob bytes, and for TOK_BYTE
+ * the byte. -1 (err filled when given) when g is not a valid token. */
+static int glob_token(const char *g, enum glob_tok *kind, unsigned char *byte,
+                      char *err, size_t errlen) {
+  switch (*g) {
+  case '*':
+    *kind = TOK_STAR;
+    return 1;
+  case '?':
+    *kind = TOK_ANY;
+    return 1;
+  case '\\':
+    if (!g[1]) {
+      if (err)
+        snprintf(err, errlen,
+                 "a '\\' at the end escapes nothing (\\\\ "
+                 "stands for a backslash)");
+      return -1;
+    }
+    *kind = TOK_BYTE;
+    *byte = (unsigned char)g[1];
+    return 2;
+  case '[':
+    break;
+  default:
+    *kind = TOK_BYTE;
+    *byte = (unsigned char)*g;
+    return 1;
+  }
+  *kind = TOK_SET;
+  const char *s = g + 1;
+  if (*s == '!' || *s == '^')
+    s++;
+  const char *first = s;
+  for (;;) {
+    if (!*s) {
+      if (err)
+        snprintf(err, errlen,
+                 "an unclosed '[' (a set ends with ']'; \\[ "
+                 "stands for a '[')");
+      return -1;
+    }
+    if (*s == ']' && s > first)
+      return (int)(s + 1 - g);
+    if (*s == '[' && (s[1] == ':' || s[1] == '.' || s[1] == '=')) {
+      if (err)
+        snprintf(err, errlen,
+                 "\"[%c\" in a set: named classes such as [:alpha:] are not "
+                 "supported (list the bytes, or a range)",
+                 s[1]);
+      return -1;
+    }
+    if (*s == '\\' && !*++s)
+      continue; /* unclosed, said above */
+    unsigned char lo = (unsigned char)*s++;
+    if (*s == '-' && s[1] && s[1] != ']') {
+      if (*++s == '\\' && !*++s)
+        continue;
+      unsigned char hi = (unsigned char)*s++;
+      if (hi < lo) {
+        if (err)
+          snprintf(err, errlen, "the range \"%c-%c\" is backwards", lo, hi);
+        return -1;
+      }
+    }
+  }
+}
+
+/* Whether byte c is in the set "[...]" at g (found well formed by
+ * glob_token: the same walk without the checks). */
+static int set_has(const char *g, unsigned char c) {
+  const char *s = g + 1;
+  int negate = *s == '!' || *s == '^';
+  if (negate)
+    s++;
+  const char *first = s;
+  int in = 0;
+  while (!(*s == ']' && s > first)) {
+    if (*s == '\\')
+      s++;
+    unsigned char lo = (unsigned char)*s++, hi = lo;
+    if (*s == '-' && s[1] && s[1] != ']') {
+      if (*++s == '\\')
+        s++;
+      hi = (unsigned char)*s++;
+    }
+    if (c >= lo && c <= hi)
+      in = 1;
+  }
+  return in != negate;
+}
+
+int jrpcd_glob_check(const char *glob, char *err, size_t errlen) {
+  if (!*glob) {
+    snprintf(err, errlen, "an empty glob");
+    return -1;
+  }
+  for (const char *g = glob; *g;) {
+    enum glob_tok kind;
+    unsigned char byte;
+    char why[160];
+    int len = glob_token(g, &kind, &byte, why, sizeof(why));
+    if (len < 0) {
+      snprintf(err, errlen, "\"%s\": %s", glob, why);
+      return -1;
+    }
+    g += len;
+  }
+  return 0;
+}
+
 int jrpcd_glob_match(const char *glob, const char *name, size_t n) {
-  char buf[WORD_MAX];
-  if (n >= sizeof(buf))
-    return 0; /* no method name is that long (registry.h) */
-  memcpy(buf, name, n);
-  buf[n] = '\0';
-  /* No FNM_PATHNAME or FNM_PERIOD: '*' crosses the dots of "math.add". */
-  return fnmatch(glob, buf, 0) == 0;
+  const char *g = glob, *star = NULL; /* the glob just past the last '*' */
+  size_t i = 0, star_i = 0; /* the name bytes that star has taken up to */
+  if (!*glob)
+    return -1; /* as jrpcd_glob_check says: not a glob */
+  for (;;) {
+    if (*g == '*') {
+      while (*g == '*')
+        g++;
+      if (!*g)
+        return 1; /* a trailing star takes the rest */
+      star = g;
+      star_i = i;
+      continue;
+    }
+    if (!*g && i == n)
+      return 1;
+    if (*g && i < n) {
+      enum glob_tok kind;
+      unsigned char byte;
+      int len = glob_token(g, &kind, &byte, NULL, 0);
+      if (len < 0)
+        return -1; /* not a glob: the caller denies */
+      unsigned char c = (unsigned char)name[i];
+      if (kind == TOK_ANY || (kind == TOK_BYTE && byte == c) ||
+          (kind == TOK_SET && set_has(g, c))) {
+        g += len;
+        i++;
+        continue;
+      }
+    }
+    if (!star || star_i >= n)
+      return 0;
+    g = star;
+    i = ++star_i;
+  }
+}
+
+/* The literal bytes glob stands for when it has no '*', '?' or set, into
+ * out (NUL-terminated); 0, or -1 when it has one or is longer than cap - 1. */
+static int glob_literal(const char *glob, char *out, size_t cap) {
+  size_t k = 0;
+  for (const char *g = glob; *g;) {
+    enum glob_tok kind;
+    unsigned char byte;
+    int len = glob_token(g, &kind, &byte, NULL, 0);
+    if (len < 0 || kind != TOK_BYTE || k + 1 >= cap)
+      return -1;
+    out[k++] = (char)byte;
+    g += len;
+  }
+  out[k] = '\0';
+  return 0;
+}
+
+/* Only when sure: 1 if every name `later` matches, `earlier` matches too.
+ * Sure cases: earlier is all stars; the two are the same; later stands for
+ * one name only and earlier matches it; or earlier is a literal prefix
+ * then only stars ("a.*") and later starts with that literal ("a.b*"). */
+int jrpcd_glob_covers(const char *earlier, const char *later) {
+  if (strcmp(earlier, later) == 0)
+    return 1;
+  char lit[1024];
+  if (glob_literal(later, lit, sizeof(lit)) == 0)
+    return jrpcd_glob_match(earlier, lit, strlen(lit)) == 1;
+  const char *e = earlier, *l = later;
+  for (;;) {
+    if (*e == '*') {
+      while (*e == '*')
+        e++;
+      return !*e; /* earlier's literal prefix, then stars only */
+    }
+    if (!*e || !*l)
+      return 0;
+    enum glob_tok ek, lk;
+    unsigned char eb, lb;
+    int elen = glob_token(e, &ek, &eb, NULL, 0);
+    int llen = glob_token(l, &lk, &lb, NULL, 0);
+    if (elen < 0 || llen < 0 || ek != TOK_BYTE || lk != TOK_BYTE || eb != lb)
+      return 0;
+    e += elen;
+    l += llen;
+  }
 }
 
 typedef struct globs_ctx {
@@ -331,6 +586,8 @@ typedef struct globs_ctx {
 static int globs_add(void *arg, const char *word) {
   globs_ctx_t *x = arg;
   jrpcd_globs_t *g = x->g;
+  if (jrpcd_glob_check(word, x->err, x->errlen) != 0)
+    return -1;
   char *w = strdup(word);
   char **v = w ? realloc(g->v, (g->n + 1) * sizeof(*v)) : NULL;
   if (!v) {
@@ -348,7 +605,7 @@ int jrpcd_globs_parse(const char *text, jrpcd_globs_t *g, char *err,
   g->v = NULL;
   g->n = 0;
   globs_ctx_t x = {g, err, errlen};
-  if (each_word(text, globs_add, &x, err, errlen) != 0) {
+  if (each_word(text, 0, globs_add, &x, err, errlen) != 0) {
     jrpcd_globs_free(g);
     return -1;
   }
@@ -365,7 +622,7 @@ void jrpcd_globs_free(jrpcd_globs_t *g) {
 
 int jrpcd_globs_match(const jrpcd_globs_t *g, const char *name, size_t n) {
   for (size_t i = 0; i < g->n; i++)
-    if (jrpcd_glob_match(g->v[i], name, n))
+    if (jrpcd_glob_match(g->v[i], name, n) == 1) /* -1: not served */
       return 1;
   return 0;
 }
@@ -407,11 +664,8 @@ void jrpcd_policy_free(jrpcd_policy_t *pol) {
 
 int jrpcd_access_add(jrpcd_access_t *a, const char *glob, const char *who,
                      int line, char *err, size_t errlen) {
-  if (!*glob || strlen(glob) >= WORD_MAX) {
-    snprintf(err, errlen, "\"%s\": a method glob of 1 to %d bytes", glob,
-             WORD_MAX - 1);
+  if (jrpcd_glob_check(glob, err, errlen) != 0)
     return -1;
-  }
   jrpcd_rule_t r = {.line = line};
   if (jrpcd_plist_parse(who, 1, &r.who, err, errlen) != 0)
     return -1;
@@ -439,11 +693,28 @@ void jrpcd_access_free(jrpcd_access_t *a) {
   a->default_deny = 0;
 }
 
+int jrpcd_access_shadowed(const jrpcd_access_t *a, size_t j, char *out,
+                          size_t outlen) {
+  for (size_t i = 0; i < j && j < a->n; i++)
+    if (jrpcd_glob_covers(a->rules[i].glob, a->rules[j].glob)) {
+      snprintf(out, outlen,
+               "[access] %s: never decides: every method it matches, "
+               "\"%s\" at line %d matches first",
+               a->rules[j].glob, a->rules[i].glob, a->rules[i].line);
+      return 1;
+    }
+  return 0;
+}
+
 int jrpcd_access_allows(const jrpcd_access_t *a, const char *method, size_t n,
                         const jrpcd_identity_t *id) {
-  for (size_t i = 0; i < a->n; i++)
-    if (jrpcd_glob_match(a->rules[i].glob, method, n))
+  for (size_t i = 0; i < a->n; i++) {
+    int m = jrpcd_glob_match(a->rules[i].glob, method, n);
+    if (m < 0)
+      return 0; /* a glob that cannot be read decides nothing but no */
+    if (m)
       return jrpcd_plist_match(&a->rules[i].who, id);
+  }
   return !a->default_deny;
 }
 

@@ -71,12 +71,22 @@ void jrpcd_plist_free(jrpcd_plist_t *l);
 /* 1 when any principal of l names the peer. */
 int jrpcd_plist_match(const jrpcd_plist_t *l, const jrpcd_identity_t *id);
 
-/* Shell-style glob ('*' any run, '?' one character, [...] a class) over
- * a method name of n bytes. */
+/* Shell-style glob ('*' any run, '?' one byte, [...] a set, \x the byte
+ * x; access.c has the details) over a method name of n bytes, any n, in
+ * at most (n + 1) x (strlen(glob) + 1) steps. 1 match, 0 no match, -1 the
+ * glob is not one (callers deny: a glob that cannot be read allows
+ * nothing). */
 int jrpcd_glob_match(const char *glob, const char *name, size_t n);
+/* 0 if glob is a glob the matcher reads whole, or -1 with a message that
+ * quotes it (an empty glob, an unclosed '[', a backwards range, a named
+ * class, a trailing '\\'). */
+int jrpcd_glob_check(const char *glob, char *err, size_t errlen);
+/* 1 only when certain that every name `later` matches, `earlier` matches
+ * too; 0 when not, or not sure (access.c lists the cases it knows). */
+int jrpcd_glob_covers(const char *earlier, const char *later);
 
 /* Space-separated globs, as a listener's `methods` value (struct
- * jrpcd_globs is defined with the policy below). */
+ * jrpcd_globs is defined with the policy below); each is checked. */
 typedef struct jrpcd_globs jrpcd_globs_t;
 int jrpcd_globs_parse(const char *text, jrpcd_globs_t *g, char *err,
                       size_t errlen);
@@ -121,8 +131,13 @@ int jrpcd_access_add(jrpcd_access_t *a, const char *glob, const char *who,
 void jrpcd_access_free(jrpcd_access_t *a);
 /* A deep copy into an empty dst; 0 or -1 (out of memory; dst freed). */
 int jrpcd_access_copy(jrpcd_access_t *dst, const jrpcd_access_t *src);
+/* If rule j never decides because an earlier rule's glob matches every
+ * method j's does (jrpcd_glob_covers), 1 with "[access] GLOB: ..." naming
+ * that rule and its line in out (the caller adds file and line); else 0. */
+int jrpcd_access_shadowed(const jrpcd_access_t *a, size_t j, char *out,
+                          size_t outlen);
 /* The first rule whose glob matches the method decides; none: the
- * default. 1 allowed, 0 denied. */
+ * default. 1 allowed, 0 denied (also when a glob cannot be read). */
 int jrpcd_access_allows(const jrpcd_access_t *a, const char *method, size_t n,
                         const jrpcd_identity_t *id);
 

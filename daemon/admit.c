@@ -7,6 +7,8 @@
  * decisions become a view of the generation's registry that the
  * connection's requests are looked up in, so a call pays nothing for them;
  * connections with the same decisions share one view. */
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,21 +33,67 @@ typedef struct jrpcd_view {
   uint8_t decide[]; /* per slot */
 } jrpcd_view_t;
 
-/* Room for what an identity points to. */
+/* Room for what an identity points to. Most peers' groups fit in
+ * `groups`; a peer in more (Linux allows NGROUPS_MAX, 65536) gets `more`,
+ * allocated to fit and freed by ident_release. */
 typedef struct ident_buf {
   uint32_t groups[256];
+  uint32_t *more;
   const char *sans[32];
   char names[2048];
 } ident_buf_t;
 
+static void ident_release(ident_buf_t *b) {
+  free(b->more);
+  b->more = NULL;
+}
+
+/* An ident_buf_t released when it goes out of scope, whichever return
+ * leaves it. */
+#define IDENT_BUF(name)                                                        \
+  ident_buf_t name __attribute__((cleanup(ident_release))) = {.more = NULL}
+
+/* -1, logged: a Unix peer whose groups cannot be read (only memory
+ * running out or a kernel fault gets here) is not let in, rather than
+ * judged by fewer groups than it has. */
+static int groups_unread(jrpcd_conn_t *c, const jrpcd_identity_t *id,
+                         const char *why) {
+  jrpcd_warn("%s: the supplementary groups of uid %u cannot be read (%s): "
+             "closed at once",
+             c->l->desc, id->uid, why);
+  return -1;
+}
+
+/* The Unix peer's supplementary groups, as they were at connect (Linux
+ * 4.13+), all of them. 0, or -1 (groups_unread). */
+static int peer_groups(jrpcd_conn_t *c, int fd, jrpcd_identity_t *id,
+                       ident_buf_t *b) {
+  uint32_t *groups = b->groups;
+  socklen_t n = (socklen_t)sizeof(b->groups);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) != 0) {
+    if (errno == ENOPROTOOPT)
+      return 0; /* a kernel before 4.13: by uid and primary gid alone */
+    if (errno != ERANGE)
+      return groups_unread(c, id, strerror(errno));
+    /* ERANGE: n is now the size the groups need. */
+    if (n <= sizeof(b->groups) || n > NGROUPS_MAX * sizeof(uint32_t))
+      return groups_unread(c, id, "a group count out of range");
+    if (!(groups = b->more = malloc(n)))
+      return groups_unread(c, id, "out of memory");
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) != 0)
+      return groups_unread(c, id, strerror(errno));
+  }
+  id->groups = groups;
+  id->ngroups = n / sizeof(*groups);
+  return 0;
+}
+
 /* Reads the peer's identity off the socket: credentials and (when asked)
  * supplementary groups on Unix sockets, the address on TCP, and on TLS
  * the verified certificate's CN and DNS names. 0, or -1 when the peer
- * cannot be known (gone already). */
+ * cannot be known (gone already). b is an IDENT_BUF. */
 static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
                          int want_groups) {
-  uint32_t *groups = b->groups;
-  size_t cap = sizeof(b->groups) / sizeof(b->groups[0]);
   memset(id, 0, sizeof(*id));
   int fd = -1;
   uv_fileno(&c->h.h, &fd);
@@ -55,15 +103,7 @@ static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
     id->has_cred = p->pid >= 0;
     id->uid = (uint32_t)p->uid;
     id->gid = (uint32_t)p->gid;
-    socklen_t n = (socklen_t)(cap * sizeof(*groups));
-    /* As they were at connect (Linux 4.13+); a peer in more groups than
-     * fit is judged by these. */
-    if (want_groups &&
-        getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) == 0) {
-      id->groups = groups;
-      id->ngroups = n / sizeof(*groups);
-    }
-    return 0;
+    return want_groups ? peer_groups(c, fd, id, b) : 0;
   }
   struct sockaddr_storage ss;
   int n = sizeof(ss);
@@ -235,7 +275,7 @@ int jrpcd_conn_admit(jrpcd_conn_t *c) {
   if (!peers && !views && !w->srv->peers_open.limit)
     return 1; /* nothing to know of the peer */
   jrpcd_identity_t id;
-  ident_buf_t buf;
+  IDENT_BUF(buf);
   int want_groups = (pol && pol->want_groups) || w->gen->has_access;
   if (conn_identity(c, &id, &buf, want_groups) != 0)
     return 0; /* gone already, or unknown: not let in */
@@ -257,7 +297,7 @@ void jrpcd_conn_regen(jrpcd_conn_t *c) {
   if (!pol || (!pol->methods.n && !w->gen->has_access))
     return;
   jrpcd_identity_t id;
-  ident_buf_t buf;
+  IDENT_BUF(buf);
   const jrpc__registry_t *r = NULL;
   if (conn_identity(c, &id, &buf, 1) == 0)
     r = lookup_for(c, w->gen, pol, &id);

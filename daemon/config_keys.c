@@ -190,7 +190,7 @@ const jrpcd_key_t jrpcd_keys[] = {
      .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
      .doc = "rpc.stats answers on this listener"},
     {"methods", LISTEN(methods), .type = JRPCD_KEY_LIST, .min = 1,
-     .what = "the methods served here",
+     .what = "the methods served here", .check = jrpcd_glob_check,
      .doc = "globs of the methods served here (others are -32601); all "
             "when unset"},
     {"peers", LISTEN(peers), .type = JRPCD_KEY_LIST, .min = 1,

@@ -326,6 +326,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   jrpcd_log_set_level(conf.log_level);
+  for (size_t j = 0; j < conf.access.n; j++) {
+    char why[1024];
+    if (jrpcd_access_shadowed(&conf.access, j, why, sizeof(why)))
+      jrpcd_log_bare(JRPC_LOG_WARN, "%s:%d: %s", conf.file,
+                     conf.access.rules[j].line, why);
+  }
   if (test) {
     rc = check_only(&conf, &act, dump);
     jrpcd_activation_free(&act);

@@ -14,7 +14,10 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <fnmatch.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -93,7 +96,7 @@ static void test_cidr(void **state) {
   /* A dual-stack listener's IPv4 client is an IPv4 peer. */
   assert_int_equal(m.family, AF_INET);
   assert_true(names("10.0.0.0/8", &m));
-  assert_false(names("::ffff:0:0/96", &m));
+  assert_true(names("::ffff:0:0/96", &m)); /* all of IPv4 (see below) */
   /* Unix peers have no address. */
   jrpcd_identity_t u = unix_peer(0, 0, NULL, 0);
   assert_false(names("0.0.0.0/0", &u));
@@ -311,6 +314,297 @@ static void test_policy_and_copy(void **state) {
   jrpcd_access_free(&b);
 }
 
+/* ::ffff:a.b.c.d principals: IPv4 peers (a dual-stack listener's too) are
+ * matched as IPv4, so these stand for the IPv4 range, prefix less 96. */
+static void test_v4mapped_principals(void **state) {
+  (void)state;
+  jrpcd_identity_t a = tcp_peer("10.1.2.3"), b = tcp_peer("11.0.0.1"),
+                   m = tcp_peer("::ffff:10.9.9.9"), six = tcp_peer("fd00::5");
+  assert_true(names("::ffff:10.0.0.0/104", &a)); /* == 10.0.0.0/8 */
+  assert_false(names("::ffff:10.0.0.0/104", &b));
+  assert_true(names("::ffff:10.0.0.0/104", &m));
+  assert_true(names("::ffff:10.1.2.3", &a));
+  assert_false(names("::ffff:10.1.2.4", &a));
+  assert_true(names("::ffff:10.1.2.0/120", &a));
+  assert_true(names("::ffff:0:0/96", &b)); /* == 0.0.0.0/0 */
+  assert_false(names("::ffff:0:0/96", &six));
+  /* A shorter IPv6 prefix names IPv6 peers only, as documented. */
+  assert_false(names("::/0", &a));
+  assert_true(names("::/0", &six));
+  jrpcd_principal_t p;
+  char err[256];
+  assert_int_equal(
+      jrpcd_principal_parse("::ffff:192.168.0.0/112", 0, &p, err, sizeof(err)),
+      0);
+  assert_int_equal(p.family, AF_INET);
+  assert_int_equal(p.prefix, 16);
+  refused("::ffff:10.0.0.1/104", 0, "did you mean ::ffff:10.0.0.0/104?");
+}
+
+/* "admin." and then `pad` x's, NUL-terminated; freed by the caller. */
+static char *long_name(size_t pad) {
+  char *s = malloc(6 + pad + 1);
+  assert_non_null(s);
+  memcpy(s, "admin.", 6);
+  memset(s + 6, 'x', pad);
+  s[6 + pad] = '\0';
+  return s;
+}
+
+/* Names of any length match: at and past the 255 bytes fnmatch's copy
+ * held, an `admin.*` rule still decides for `admin.` + 300 bytes. */
+static void test_long_names(void **state) {
+  (void)state;
+  static const size_t pads[] = {248, 249, 250, 251, 300, 5000, 1u << 20};
+  for (size_t k = 0; k < sizeof(pads) / sizeof(pads[0]); k++) {
+    char *n = long_name(pads[k]);
+    size_t len = strlen(n);
+    assert_int_equal(jrpcd_glob_match("admin.*", n, len), 1);
+    assert_int_equal(jrpcd_glob_match("*x", n, len), 1);
+    assert_int_equal(jrpcd_glob_match("*.x*", n, len), 1);
+    assert_int_equal(jrpcd_glob_match("admin.?", n, len), 0);
+    assert_int_equal(jrpcd_glob_match("*y", n, len), 0);
+    assert_int_equal(jrpcd_glob_match("admin.*", n, len - 1), 1);
+    free(n);
+  }
+  char *n = long_name(300);
+  size_t len = strlen(n);
+  assert_int_equal(jrpcd_glob_match(n, n, len), 1); /* a glob that long */
+  assert_int_equal(jrpcd_glob_match(n, n, len - 1), 0);
+
+  jrpcd_access_t a;
+  memset(&a, 0, sizeof(a));
+  char err[256];
+  assert_int_equal(
+      jrpcd_access_add(&a, "admin.*", "uid:0", 1, err, sizeof(err)), 0);
+  jrpcd_identity_t root = unix_peer(0, 0, NULL, 0),
+                   user = unix_peer(1000, 1000, NULL, 0);
+  assert_false(jrpcd_access_allows(&a, n, len, &user));
+  assert_true(jrpcd_access_allows(&a, n, len, &root));
+  jrpcd_globs_t g;
+  assert_int_equal(jrpcd_globs_parse("admin.*", &g, err, sizeof(err)), 0);
+  assert_true(jrpcd_globs_match(&g, n, len));
+  jrpcd_globs_free(&g);
+  jrpcd_access_free(&a);
+  free(n);
+}
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Globs that make a backtracking matcher exponential take at most
+ * (name + 1) x (glob + 1) steps here: "*a*a...*a*b" against a's. */
+static void test_pathological_globs(void **state) {
+  (void)state;
+  char glob[128];
+  size_t k = 0;
+  for (int i = 0; i < 30; i++) {
+    glob[k++] = '*';
+    glob[k++] = 'a';
+  }
+  memcpy(glob + k, "*b", 3);
+  static const size_t sizes[] = {60, 200, 100000};
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    char *name = malloc(sizes[i]);
+    assert_non_null(name);
+    memset(name, 'a', sizes[i]);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(jrpcd_glob_match(glob, name, sizes[i]), 0);
+    name[sizes[i] - 1] = 'b';
+    assert_int_equal(jrpcd_glob_match(glob, name, sizes[i]), 1);
+    /* 100000 x 64 steps is milliseconds; exponential would be years. */
+    double took = seconds_since(&t0);
+    if (took > 2.0)
+      fail_msg("%zu bytes: %.2f s", sizes[i], took);
+    free(name);
+  }
+}
+
+/* The matcher agrees with fnmatch(3) (no flags) on every glob both read
+ * the same way, over random globs and names from a small alphabet (so that
+ * matches are frequent): named classes and backslashes are left out, and
+ * globs this matcher refuses (fnmatch takes an unclosed '[' as a '['). */
+static void test_agrees_with_fnmatch(void **state) {
+  (void)state;
+  static const char galpha[] = "ab.*?[]!-^";
+  static const char nalpha[] = "ab.-]!^";
+  unsigned seed = 12345;
+  int compared = 0, matched = 0;
+  char glob[12], name[12], err[256];
+  for (int round = 0; round < 200000; round++) {
+    seed = seed * 1103515245u + 12345u;
+    size_t gl = 1 + (seed >> 16) % 8, nl = (seed >> 8) % 9;
+    for (size_t i = 0; i < gl; i++) {
+      seed = seed * 1103515245u + 12345u;
+      glob[i] = galpha[(seed >> 16) % (sizeof(galpha) - 1)];
+    }
+    glob[gl] = '\0';
+    for (size_t i = 0; i < nl; i++) {
+      seed = seed * 1103515245u + 12345u;
+      name[i] = nalpha[(seed >> 16) % (sizeof(nalpha) - 1)];
+    }
+    name[nl] = '\0';
+    if (jrpcd_glob_check(glob, err, sizeof(err)) != 0)
+      continue;
+    int want = fnmatch(glob, name, 0) == 0;
+    int got = jrpcd_glob_match(glob, name, nl);
+    if (got != want)
+      fail_msg("glob \"%s\" name \"%s\": %d, fnmatch %d", glob, name, got,
+               want);
+    compared++;
+    matched += want;
+  }
+  assert_true(compared > 50000);
+  assert_true(matched > 1000);
+}
+
+/* What the matcher would not read is refused with the glob quoted, and
+ * if one reaches a rule anyway, it allows nothing. */
+static void test_invalid_globs(void **state) {
+  (void)state;
+  static const struct {
+    const char *glob, *why;
+  } bad[] = {
+      {"[abc", "an unclosed '['"},
+      {"math.[ab", "an unclosed '['"},
+      {"[]", "an unclosed '['"},
+      {"[!]", "an unclosed '['"},
+      {"[a\\", "an unclosed '['"},
+      {"[a-\\", "an unclosed '['"},
+      {"a\\", "escapes nothing"},
+      {"[z-a]", "the range \"z-a\" is backwards"},
+      {"[[:alpha:]]", "named classes"},
+      {"[[=a=]]", "named classes"},
+      {"", "an empty glob"},
+  };
+  char err[256];
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    err[0] = '\0';
+    if (jrpcd_glob_check(bad[i].glob, err, sizeof(err)) == 0)
+      fail_msg("\"%s\" was accepted", bad[i].glob);
+    if (!strstr(err, bad[i].why) || (*bad[i].glob && !strstr(err, bad[i].glob)))
+      fail_msg("\"%s\": message \"%s\" lacks \"%s\"", bad[i].glob, err,
+               bad[i].why);
+    /* Matching it anyway: -1, never a match. */
+    if (*bad[i].glob)
+      assert_int_equal(jrpcd_glob_match(bad[i].glob, "abc", 3) == 1, 0);
+  }
+  assert_int_equal(jrpcd_glob_match("[abc", "a", 1), -1);
+  /* Sets and escapes that are well formed. */
+  assert_int_equal(jrpcd_glob_check("[]a]", err, sizeof(err)), 0);
+  assert_int_equal(jrpcd_glob_match("[]a]", "]", 1), 1);
+  assert_int_equal(jrpcd_glob_match("[!a-c]", "d", 1), 1);
+  assert_int_equal(jrpcd_glob_match("[^a-c]", "b", 1), 0);
+  assert_int_equal(jrpcd_glob_match("[a-]", "-", 1), 1);
+  assert_int_equal(jrpcd_glob_match("\\[x\\]", "[x]", 3), 1);
+  assert_int_equal(jrpcd_glob_match("a\\*", "ab", 2), 0);
+  assert_int_equal(jrpcd_glob_match("a\\*", "a*", 2), 1);
+  assert_int_equal(jrpcd_glob_match("[\\]]", "]", 1), 1);
+
+  jrpcd_globs_t g;
+  assert_int_equal(jrpcd_globs_parse("math.* [abc", &g, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "\"[abc\": an unclosed '['"));
+  assert_null(g.v);
+  char *methods[] = {"math.*", "x[", NULL};
+  jrpcd_policy_t pol;
+  assert_int_equal(
+      jrpcd_policy_init(&pol, "l", NULL, methods, err, sizeof(err)), -1);
+  assert_non_null(strstr(err, "\"x[\""));
+
+  jrpcd_access_t a;
+  memset(&a, 0, sizeof(a));
+  assert_int_equal(jrpcd_access_add(&a, "admin.[x", "*", 4, err, sizeof(err)),
+                   -1);
+  assert_non_null(strstr(err, "\"admin.[x\": an unclosed '['"));
+  assert_int_equal(a.n, 0);
+
+  /* Fail closed: a rule whose glob cannot be read (put there without
+   * jrpcd_access_add) denies a name that reaches the unreadable part,
+   * rather than fall through to a later rule or the default; a name its
+   * readable part rules out ("other") goes on to them. A listener's list
+   * that holds one does not serve by it. */
+  jrpcd_identity_t root = unix_peer(0, 0, NULL, 0);
+  char glob[] = "admin.[x", star[] = "*";
+  jrpcd_rule_t rules[2] = {{.glob = glob, .line = 1},
+                           {.glob = star, .line = 2}};
+  for (size_t i = 0; i < 2; i++)
+    assert_int_equal(jrpcd_plist_parse("*", 1, &rules[i].who, err, sizeof(err)),
+                     0);
+  a.rules = rules;
+  a.n = 2;
+  assert_false(jrpcd_access_allows(&a, "admin.x", 7, &root));
+  assert_true(jrpcd_access_allows(&a, "other", 5, &root));
+  for (size_t i = 0; i < 2; i++)
+    jrpcd_plist_free(&rules[i].who);
+  char *v[] = {glob};
+  jrpcd_globs_t raw = {v, 1};
+  assert_false(jrpcd_globs_match(&raw, "admin.[x", 8));
+}
+
+/* Shadowed rules: only the cases that are certain. */
+static void test_shadowing(void **state) {
+  (void)state;
+  static const struct {
+    const char *earlier, *later;
+    int covers;
+  } cases[] = {
+      {"*", "admin.x", 1},
+      {"**", "a*b?[cd]", 1},
+      {"admin.*", "admin.*", 1},
+      {"admin.*", "admin.reboot", 1},
+      {"admin.*", "admin.re*", 1},
+      {"admin.*", "admin.[ab]*", 1},
+      {"admin.**", "admin.?", 1},
+      {"*.reboot", "admin.reboot", 1},
+      {"adm?n.[a-z]*", "admin.x", 1},
+      {"a\\*", "a\\*", 1},
+      {"a.*", "\\a.b*", 1}, /* an escaped literal is literal */
+      /* Not covered, or not certain: no warning. */
+      {"admin.*", "admin", 0},
+      {"admin.*", "admin*", 0},
+      {"admin.*", "math.*", 0},
+      {"admin.re*", "admin.*", 0},
+      {"admin.x", "admin.*", 0},
+      {"*.reboot", "admin.*", 0},
+      {"a?*", "ab*", 0}, /* true, but not a case we know */
+      {"a.*b", "a.*", 0},
+      {"a.[!x]*", "a.y*", 0},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    if (jrpcd_glob_covers(cases[i].earlier, cases[i].later) != cases[i].covers)
+      fail_msg("\"%s\" covers \"%s\": said %d, wanted %d", cases[i].earlier,
+               cases[i].later, !cases[i].covers, cases[i].covers);
+
+  jrpcd_access_t a;
+  memset(&a, 0, sizeof(a));
+  char err[256], why[512];
+  assert_int_equal(jrpcd_access_add(&a, "math.add", "*", 3, err, sizeof(err)),
+                   0);
+  assert_int_equal(
+      jrpcd_access_add(&a, "admin.*", "uid:0", 4, err, sizeof(err)), 0);
+  assert_int_equal(
+      jrpcd_access_add(&a, "admin.reboot", "*", 5, err, sizeof(err)), 0);
+  assert_int_equal(jrpcd_access_add(&a, "math.*", "*", 6, err, sizeof(err)), 0);
+  assert_int_equal(jrpcd_access_add(&a, "*", "uid:0", 7, err, sizeof(err)), 0);
+  assert_int_equal(jrpcd_access_add(&a, "echo", "*", 8, err, sizeof(err)), 0);
+  assert_false(jrpcd_access_shadowed(&a, 0, why, sizeof(why)));
+  assert_false(jrpcd_access_shadowed(&a, 1, why, sizeof(why)));
+  assert_true(jrpcd_access_shadowed(&a, 2, why, sizeof(why)));
+  assert_string_equal(why, "[access] admin.reboot: never decides: every "
+                           "method it matches, \"admin.*\" at line 4 "
+                           "matches first");
+  assert_false(jrpcd_access_shadowed(&a, 3, why, sizeof(why)));
+  assert_false(jrpcd_access_shadowed(&a, 4, why, sizeof(why)));
+  assert_true(jrpcd_access_shadowed(&a, 5, why, sizeof(why)));
+  assert_non_null(strstr(why, "\"*\" at line 7"));
+  assert_false(jrpcd_access_shadowed(&a, 6, why, sizeof(why))); /* no rule */
+  jrpcd_access_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cidr),
@@ -320,6 +614,12 @@ int main(void) {
       cmocka_unit_test(test_globs),
       cmocka_unit_test(test_rules),
       cmocka_unit_test(test_policy_and_copy),
+      cmocka_unit_test(test_v4mapped_principals),
+      cmocka_unit_test(test_long_names),
+      cmocka_unit_test(test_pathological_globs),
+      cmocka_unit_test(test_agrees_with_fnmatch),
+      cmocka_unit_test(test_invalid_globs),
+      cmocka_unit_test(test_shadowing),
   };
   return cmocka_run_group_tests_name("test_access", tests, NULL, NULL);
 }

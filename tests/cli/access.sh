@@ -7,7 +7,10 @@
 # through setpriv) and by address (clients bound to 127.0.0.1 and
 # 127.0.0.2), answer -32006 with the method's name as data and count it
 # as an error; default = deny; a reload applies new rules to connections
-# already open; misuse stops the start with its line.
+# already open; misuse stops the start with its line. Issue 21: a method
+# name of 306 bytes under `admin.* = uid:0`, a peer in 300 groups allowed by
+# the 300th, a ::ffff: principal matching an IPv4 peer, invalid globs
+# refused at -t and on reload, a shadowed rule warned of.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,14 +28,18 @@ denied() { # METHOD ID
 }
 
 # ask NAME WHO ADDRESS REQUEST WANT: the reply to REQUEST, sent as WHO (a
-# user, or - for ourselves) to a socat ADDRESS, must be WANT.
+# user, or - for ourselves; USER/GID,GID,... for a user in those
+# supplementary groups) to a socat ADDRESS, must be WANT.
 ask() {
-  local got
+  local got groups=--clear-groups
+  if [[ "$2" == */* ]]; then
+    groups=--groups=${2#*/}
+  fi
   if [[ "$2" == - ]]; then
     got=$(printf '%s\n' "$4" | timeout 10 socat -t 5 - "$3" 2>&1) || true
   else
-    got=$(printf '%s\n' "$4" | timeout 10 setpriv --reuid="$2" --regid=nogroup \
-      --clear-groups socat -t 5 - "$3" 2>&1) || true
+    got=$(printf '%s\n' "$4" | timeout 10 setpriv --reuid="${2%%/*}" \
+      --regid=nogroup "$groups" socat -t 5 - "$3" 2>&1) || true
   fi
   if [[ "$got" == "$5" ]]; then
     pass "$1"
@@ -66,6 +73,112 @@ CONF
   mv "$T/a.conf.new" "$T/a.conf"
 }
 
+# until_logged FILE TEXT: 0 once FILE holds TEXT (literally), 1 if it does
+# not within START_LIMIT_S.
+until_logged() {
+  local i
+  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+    grep -qF -- "$2" "$1" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# Issue 21 points 2 and 8: names past the old 256-byte cliff, peers in more
+# than 256 groups, ::ffff: principals, glob syntax, shadowed rules.
+long_names_and_groups() {
+  local long ok='{"jsonrpc":"2.0","result":true,"id":7}'
+  long="admin.$(printf 'x%.0s' {1..300})"
+  cat >"$T/g.conf" <<CONF
+[server]
+workers = 2
+[listen local]
+unix = $T/g.sock
+mode = 0666
+[listen net]
+tcp = 127.0.0.1:$P
+[plugin fx]
+path = $FX/fx_good.so
+alias = admin.
+alias_pad = 300
+[access]
+admin.* = uid:0
+fx.ok = gid:5299 ::ffff:127.0.0.2
+admin.reboot = *
+CONF
+  local shadow="$T/g.conf:15: [access] admin.reboot: never decides: every method it matches, \"admin.*\" at line 13 matches first"
+  run_jrpcd g_check -t -c "$T/g.conf"
+  if ((RC == 0)) && grep -qF -- "$shadow" "$T/g_check.err"; then
+    pass "-t warns of a rule an earlier one shadows, naming both lines"
+  else
+    fail "-t on a shadowed rule (exit $RC)"
+    show "$T/g_check.err"
+  fi
+  start_daemon glob "$T/g.conf" "$T/g.sock"
+  local pid=$PID unix="UNIX-CONNECT:$T/g.sock"
+  expect_in glob err "$shadow" && pass "the start warns of it too"
+  ask "a 306-byte admin.* name: root may call it" - "$unix" \
+    "$(req "$long" '[]' 7)" "$ok"
+  ask "a 306-byte admin.* name: nobody may not" nobody "$unix" \
+    "$(req "$long" '[]' 7)" "$(denied "$long" 7)"
+  ask "gid: of a peer's 300th supplementary group" \
+    "nobody/$(seq -s, 5000 5299)" "$unix" "$(req fx.ok '[]' 7)" "$ok"
+  ask "a peer in 256 groups, none of them gid:5299" \
+    "nobody/$(seq -s, 5000 5255)" "$unix" "$(req fx.ok '[]' 7)" \
+    "$(denied fx.ok 7)"
+  ask "::ffff:127.0.0.2 names the IPv4 peer 127.0.0.2" - \
+    "TCP:127.0.0.1:$P,bind=127.0.0.2" "$(req fx.ok '[]' 7)" "$ok"
+  ask "::ffff:127.0.0.2 does not name 127.0.0.1" - \
+    "TCP:127.0.0.1:$P,bind=127.0.0.1" "$(req fx.ok '[]' 7)" "$(denied fx.ok 7)"
+
+  # An invalid glob on SIGHUP: the reload is refused with the reason, and
+  # the rules as started keep deciding.
+  sed -i 's/^mode = 0666$/mode = 0666\nmethods = fx.* admin.* [abc/' "$T/g.conf"
+  kill -HUP "$pid"
+  if until_logged "$T/glob.err" "reload failed, still serving the previous plugins: $T/g.conf:6: [listen local] methods: \"[abc\": an unclosed '['"; then
+    pass "a reload with an invalid glob is refused with its line"
+  else
+    fail "a reload with an invalid glob"
+    show "$T/glob.err"
+  fi
+  ask "after the refused reload, the rules still decide" nobody "$unix" \
+    "$(req "$long" '[]' 7)" "$(denied "$long" 7)"
+  stop_daemon glob "$pid" "$T/g.sock"
+
+  refused_conf bad_methods_glob \
+    "bad_methods_glob.conf:3: [listen x] methods: \"[abc\": an unclosed '['" \
+    "$(printf '[listen x]\nunix = %s/x.sock\nmethods = math.* [abc' "$T")"
+  refused_conf bad_access_glob \
+    "bad_access_glob.conf:4: [access] math.[ab: \"math.[ab\": an unclosed '['" \
+    "$(printf '[listen x]\nunix = %s/x.sock\n[access]\nmath.[ab = *' "$T")"
+  refused_conf bad_glob_class \
+    "bad_glob_class.conf:3: [listen x] methods: \"m[[:alpha:]]\": \"[:\" in a set: named classes such as [:alpha:] are not supported" \
+    "$(printf '[listen x]\nunix = %s/x.sock\nmethods = m[[:alpha:]]' "$T")"
+}
+
+# group:NAME of a group whose /etc/group entry (3000 members, 30 KiB) is
+# bigger than the 16 KiB its lookup had (then "no such group"), in a mount
+# namespace of its own whose /etc/group holds it.
+big_group() {
+  unshare -m true 2>/dev/null || missing "unshare -m (a mount namespace) is refused here"
+  {
+    cat /etc/group
+    printf 'jrpcdbig:x:5400:'
+    seq -f 'member%g' -s, 1 3000
+  } >"$T/group"
+  printf '[listen x]\nunix = %s/x.sock\npeers = group:jrpcdbig\n' "$T" >"$T/big.conf"
+  RC=0
+  # shellcheck disable=SC2016 # the inner shell expands its own arguments
+  unshare -m sh -c 'mount --bind "$1" /etc/group && exec "$2" -t -c "$3"' sh \
+    "$T/group" "$JRPCD" "$T/big.conf" >"$T/big.out" 2>"$T/big.err" || RC=$?
+  if ((RC == 0)); then
+    pass "group: of a group with a 30 KiB entry resolves"
+  else
+    fail "group: of a group with a 30 KiB entry (exit $RC)"
+    show "$T/big.err"
+  fi
+}
+
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -74,6 +187,17 @@ main() {
   command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
   setup_tmp
   chmod 0755 "$T"
+  # A big group needs a mount namespace: its own ctest entry
+  # (cli_access_big_group), which can be skipped.
+  case "$ONLY" in
+  "") ;;
+  big_group)
+    big_group
+    finish
+    return
+    ;;
+  *) die "no check named '$ONLY'" ;;
+  esac
   P=$(free_port)
   local unix="UNIX-CONNECT:$T/a.sock" from1="TCP:127.0.0.1:$P,bind=127.0.0.1"
   local from2="TCP:127.0.0.1:$P,bind=127.0.0.2"
@@ -170,6 +294,8 @@ PY
     "$(printf '[listen x]\nunix = %s/x.sock\n[access]\na.* = *\na.* = uid:0' "$T")"
   refused_conf twice_section '[access]: defined twice (first at line 3)' \
     "$(printf '[listen x]\nunix = %s/x.sock\n[access]\n[access]' "$T")"
+  need_file "$FX/fx_good.so" "the fx_good fixture"
+  long_names_and_groups
   finish
 }
 
