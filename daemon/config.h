@@ -33,7 +33,8 @@ typedef struct jrpcd_listen_conf {
   char *host; /* literal address without brackets */
   uint16_t port;
   jrpc__framing_t framing;
-  int stats;      /* rpc.stats answers here */
+  int stats;      /* JRPCD_STATS_*: rpc.stats here, and how much it and
+                     /metrics show */
   char **peers;   /* principals let in (access.h), NULL-terminated; NULL:
                      anyone */
   char **methods; /* globs of the methods served here; NULL: all */
@@ -64,6 +65,11 @@ typedef struct jrpcd_plugin_conf {
 #define JRPCD_TIMEOUT_SERVER UINT64_MAX
 /* libuv's own limit on its thread pool. */
 #define JRPCD_THREAD_POOL_MAX 1024
+
+/* A listener's `stats`: rpc.stats not answered; answered (and /metrics
+ * too) with only what the caller may call and its own calls' peer; or
+ * with every method and every slow call's peer (introspect.h). */
+enum { JRPCD_STATS_OFF = 0, JRPCD_STATS_LISTENER = 1, JRPCD_STATS_FULL = 2 };
 
 /* A plugin's yes/no that may be left to the [server] key of that name. */
 enum { JRPCD_TRI_UNSET = 0, JRPCD_TRI_YES = 1, JRPCD_TRI_NO = 2 };

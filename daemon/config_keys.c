@@ -86,6 +86,21 @@ static const jrpcd_key_word_t tri_words[] = {
     {"false", JRPCD_TRI_NO}, {"on", JRPCD_TRI_YES}, {"off", JRPCD_TRI_NO},
     {"1", JRPCD_TRI_YES},    {"0", JRPCD_TRI_NO},   {NULL, 0}};
 
+/* A listener's stats: the yes/no words it took when it was a boolean
+ * still mean what they did (answered, and now scoped to the caller). */
+static const jrpcd_key_word_t stats_levels[] = {
+    {"off", JRPCD_STATS_OFF},
+    {"listener", JRPCD_STATS_LISTENER},
+    {"full", JRPCD_STATS_FULL},
+    {"no", JRPCD_STATS_OFF},
+    {"yes", JRPCD_STATS_LISTENER},
+    {"false", JRPCD_STATS_OFF},
+    {"true", JRPCD_STATS_LISTENER},
+    {"on", JRPCD_STATS_LISTENER},
+    {"0", JRPCD_STATS_OFF},
+    {"1", JRPCD_STATS_LISTENER},
+    {NULL, 0}};
+
 static const jrpcd_key_word_t tls_versions[] = {
     {"1.2", 0}, {"1.3", 0}, {NULL, 0}};
 
@@ -186,9 +201,12 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"framing", LISTEN(framing), .type = JRPCD_KEY_ENUM, .words = framings,
      .what = "a framing", .def = "newline",
      .doc = "how messages are delimited"},
-    {"stats", LISTEN(stats), .type = JRPCD_KEY_BOOL,
-     .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
-     .doc = "rpc.stats answers on this listener"},
+    {"stats", LISTEN(stats), .type = JRPCD_KEY_ENUM, .words = stats_levels,
+     .what = "a stats level",
+     .kind_def = {[JRPCD_LISTEN_UNIX] = "listener", [JRPCD_LISTEN_TCP] = "off"},
+     .doc = "rpc.stats answers here (off: not), with what this caller may "
+            "call and its own peer (listener), or everything (full); "
+            "/metrics as much"},
     {"methods", LISTEN(methods), .type = JRPCD_KEY_LIST, .min = 1,
      .what = "the methods served here", .check = jrpcd_glob_check,
      .doc = "globs of the methods served here (others are -32601); all "

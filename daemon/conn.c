@@ -455,7 +455,7 @@ static void conn_start(jrpcd_conn_t *c) {
   jrpc__stream_init(&c->st, &w->engine, l->framing);
   if (l->framing >= JRPC_FRAMING_HTTP)
     jrpc__http_init(&c->http, &c->st, w->srv->conf.max_header_bytes,
-                    l->http_routes, &jrpcd_http_host, w);
+                    l->http_routes, &jrpcd_http_host, c);
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   /* st.frame_budget is set by each read (read_by). */
   peer_of(c);

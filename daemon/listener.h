@@ -18,7 +18,7 @@ typedef struct jrpcd_listener {
   dev_t dev;  /* of the file our bind made: only that one is removed */
   ino_t ino;
   jrpc__framing_t framing;
-  int stats;           /* rpc.stats is answered on this listener */
+  int stats;           /* JRPCD_STATS_*: rpc.stats answers unless off */
   uint8_t http_routes; /* framing = http: JRPC__HTTP_ROUTE_* answered */
   int tls;             /* TLS as started (the generation holds the context) */
   int passed;          /* handed over by the service manager (activation.h) */

@@ -3,7 +3,8 @@
  * are rpc.stats' (rpcstats.c): each read without locks from the worker
  * that counts it, so a scrape is a moment's snapshot. Per-method figures
  * are those of the current plugin generation (they start again at a
- * reload, as rpc.stats' do). */
+ * reload, as rpc.stats' do), of the methods the asking connection's
+ * scope shows (introspect.h), as in rpc.stats. */
 #include "metrics.h"
 
 #include <stdarg.h>
@@ -11,12 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "introspect.h"
 #include "rpcstats.h"
 #include "server.h"
 
+/* The host's arg is the connection that asks (conn.c). */
 static int healthy(void *arg) {
-  const jrpcd_worker_t *w = arg;
-  return !atomic_load(&w->srv->draining);
+  const jrpcd_conn_t *c = arg;
+  return !atomic_load(&c->w->srv->draining);
 }
 
 __attribute__((format(printf, 2, 3))) static void put(jrpc__outbuf_t *o,
@@ -88,10 +91,11 @@ static const struct {
      w_out},
 };
 
-static void per_method(jrpc__outbuf_t *o, jrpcd_gen_t *g, int errors) {
+static void per_method(jrpc__outbuf_t *o, jrpcd_gen_t *g,
+                       const jrpcd_scope_t *scope, int errors) {
   const jrpc__registry_t *r = &g->reg;
   for (uint32_t i = 0; i <= r->mask; i++) {
-    if (!r->slots[i].name || !r->slots[i].fn)
+    if (!jrpcd_scope_method(scope, i))
       continue;
     for (unsigned w = 0; w < g->nworkers; w++) {
       const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[i];
@@ -110,11 +114,12 @@ static void per_method(jrpc__outbuf_t *o, jrpcd_gen_t *g, int errors) {
  * per power of two, stats.h); the exposition gives one bound per power of
  * two, 1 us to about 33 s, so that a method costs 27 lines a scrape, the
  * same bounds every time. */
-static void durations(jrpc__outbuf_t *o, jrpcd_gen_t *g) {
+static void durations(jrpc__outbuf_t *o, jrpcd_gen_t *g,
+                      const jrpcd_scope_t *scope) {
   const jrpc__registry_t *r = &g->reg;
   uint64_t h[JRPC__LAT_BUCKETS], sum_ns;
   for (uint32_t i = 0; i <= r->mask; i++) {
-    if (!r->slots[i].name || !r->slots[i].fn)
+    if (!jrpcd_scope_method(scope, i))
       continue;
     uint64_t total = jrpcd_stats_latency(g, i, h, NULL, &sum_ns), below = 0;
     /* Bucket k holds calls of at least lower(k) and less than lower(k+1):
@@ -144,7 +149,8 @@ static void durations(jrpc__outbuf_t *o, jrpcd_gen_t *g) {
 }
 
 static int metrics(void *arg, jrpc__outbuf_t *o) {
-  jrpcd_worker_t *self = arg;
+  const jrpcd_conn_t *c = arg;
+  jrpcd_worker_t *self = c->w;
   const jrpcd_server_t *srv = self->srv;
   /* The start as wall-clock time: now less the (monotonic) uptime. */
   struct timespec now;
@@ -162,6 +168,8 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   put(o, "jrpcd_draining %d\n",
       atomic_load(&((jrpcd_server_t *)srv)->draining));
   jrpcd_gen_t *g = self->gen;
+  jrpcd_scope_t scope;
+  jrpcd_scope_init(&scope, c, &g->reg, c->reg);
   family(o, "jrpcd_generation", "gauge",
          "Plugin generation: 1 at start, +1 per reload.");
   put(o, "jrpcd_generation %u\n", g->serial);
@@ -176,16 +184,16 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   family(o, "jrpcd_method_calls_total", "counter",
          "Calls of each method (requests and notifications), since the "
          "plugins were last loaded.");
-  per_method(o, g, 0);
+  per_method(o, g, &scope, 0);
   family(o, "jrpcd_method_errors_total", "counter",
          "Error responses of each method, since the plugins were last "
          "loaded.");
-  per_method(o, g, 1);
+  per_method(o, g, &scope, 1);
   family(o, "jrpcd_method_duration_seconds", "histogram",
          "Time from the read that brought a call to its answer, of calls "
          "that ended, summed over workers, since the plugins were last "
          "loaded.");
-  durations(o, g);
+  durations(o, g, &scope);
   return o->oom ? JRPC_ENOMEM : 0;
 }
 

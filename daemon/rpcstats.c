@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "introspect.h"
 #include "log.h"
 #include "server.h"
 
@@ -84,19 +85,17 @@ static void w_latency(jrpc_call_t *c, jrpcd_gen_t *g, uint32_t slot) {
   w_num(c, "max_us", us_up(max_ns));
 }
 
-/* Per method, summed over workers, sorted by name. */
-/* The methods the caller's view serves (its listener's `methods`, the
- * [access] rules), summed over workers, sorted by name. */
+/* The methods the caller's scope shows, summed over workers, sorted by
+ * name. */
 static int w_methods(jrpc_call_t *c, jrpcd_gen_t *g,
-                     const jrpc__registry_t *view) {
+                     const jrpcd_scope_t *scope) {
   const jrpc__registry_t *r = &g->reg;
   method_ref_t *refs = jrpc_alloc(c, (r->count + 1) * sizeof(*refs));
   if (!refs)
     return JRPC_ENOMEM;
   uint32_t n = 0;
   for (uint32_t i = 0; i <= r->mask; i++)
-    if (r->slots[i].name && r->slots[i].fn &&
-        view->slots[i].fn == r->slots[i].fn)
+    if (jrpcd_scope_method(scope, i))
       refs[n++] = (method_ref_t){r->slots[i].name, r->slots[i].len, i};
   qsort(refs, n, sizeof(*refs), by_name);
   jrpc_w_key(c, "methods", 7);
@@ -123,15 +122,17 @@ static int w_methods(jrpc_call_t *c, jrpcd_gen_t *g,
   return 0;
 }
 
-/* The last slow calls of all workers, merged by time. */
-static int w_slow(jrpc_call_t *c, const jrpcd_server_t *srv) {
+/* The last slow calls of all workers that the scope shows, merged by
+ * time. */
+static int w_slow(jrpc_call_t *c, const jrpcd_server_t *srv,
+                  const jrpcd_scope_t *scope) {
   jrpcd_slowcalls_t **rings =
       jrpc_alloc(c, (srv->nworkers + 1) * sizeof(*rings));
   if (!rings)
     return JRPC_ENOMEM;
   for (unsigned i = 0; i < srv->nworkers; i++)
     rings[i] = &srv->workers[i].slow;
-  return jrpcd_slowcalls_write(c, rings, srv->nworkers);
+  return jrpcd_slowcalls_write(c, rings, srv->nworkers, scope);
 }
 
 static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
@@ -146,14 +147,16 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
     return jrpc_error(c, JRPC_METHOD_NOT_FOUND, NULL);
   const jrpcd_server_t *srv = conn->w->srv;
   jrpcd_gen_t *g = jrpcd_gen_of(e->gen_reg);
+  jrpcd_scope_t scope;
+  jrpcd_scope_init(&scope, conn, &g->reg, e->reg);
   jrpc_w_obj(c);
   w_num(c, "uptime_ms", (uv_hrtime() - srv->start_ns) / 1000000u);
   w_num(c, "generation", g->serial);
   w_num(c, "connections", atomic_load(&srv->nconns));
   w_workers(c, srv);
-  int rc = w_methods(c, g, e->reg);
+  int rc = w_methods(c, g, &scope);
   if (!rc)
-    rc = w_slow(c, srv);
+    rc = w_slow(c, srv, &scope);
   if (rc)
     return rc;
   jrpc_w_obj_end(c);

@@ -1,6 +1,7 @@
 /* rpcstats.h - the built-in method rpc.stats: per-worker counters
- * (connections, calls, errors, bytes in and out) and per-method calls and
- * errors, answered on listeners with stats = yes. */
+ * (connections, calls, errors, bytes in and out), per-method calls and
+ * errors and the last slow calls, answered on listeners whose `stats` is
+ * not off, each caller shown what its scope allows (introspect.h). */
 #ifndef JRPCD_RPCSTATS_H
 #define JRPCD_RPCSTATS_H
 

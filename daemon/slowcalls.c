@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "introspect.h"
 #include "log.h"
 
 static const char *const outcomes[] = {"ok", "error", "timed out", "cancelled"};
@@ -50,7 +51,8 @@ void jrpcd_slowcalls_note(void *arg, const jrpc__slow_call_t *call) {
   e.ns = call->ns;
   e.calls = call->calls;
   e.outcome = (uint8_t)call->outcome;
-  snprintf(e.method, sizeof(e.method), "%s", call->method);
+  e.cut = snprintf(e.method, sizeof(e.method), "%s", call->method) >=
+          (int)sizeof(e.method);
   jrpcd_peer_text(call->peer, e.peer, sizeof(e.peer));
   pthread_mutex_lock(&s->mu);
   s->ring[s->total % JRPCD_SLOW_KEEP] = e;
@@ -93,7 +95,7 @@ static void w_u64(jrpc_call_t *c, const char *key, uint64_t v) {
 }
 
 int jrpcd_slowcalls_write(jrpc_call_t *c, jrpcd_slowcalls_t *const *rings,
-                          unsigned n) {
+                          unsigned n, const jrpcd_scope_t *scope) {
   jrpcd_slow_entry_t *all = jrpc_alloc(
       c, (size_t)n * JRPCD_SLOW_KEEP * sizeof(jrpcd_slow_entry_t) + 1);
   if (!all)
@@ -103,8 +105,12 @@ int jrpcd_slowcalls_write(jrpc_call_t *c, jrpcd_slowcalls_t *const *rings,
     jrpcd_slowcalls_t *s = rings[w];
     pthread_mutex_lock(&s->mu);
     uint64_t have = s->total < JRPCD_SLOW_KEEP ? s->total : JRPCD_SLOW_KEEP;
-    for (uint64_t i = 0; i < have; i++)
-      all[k++] = s->ring[(s->total - have + i) % JRPCD_SLOW_KEEP];
+    for (uint64_t i = 0; i < have; i++) {
+      const jrpcd_slow_entry_t *e =
+          &s->ring[(s->total - have + i) % JRPCD_SLOW_KEEP];
+      if (jrpcd_scope_named(scope, e->method, strlen(e->method), e->cut))
+        all[k++] = *e;
+    }
     pthread_mutex_unlock(&s->mu);
   }
   qsort(all, k, sizeof(*all), by_time);
@@ -117,7 +123,8 @@ int jrpcd_slowcalls_write(jrpc_call_t *c, jrpcd_slowcalls_t *const *rings,
     w_str(c, "method", e->method);
     w_u64(c, "duration_us", e->ns / 1000 + (e->ns % 1000 != 0));
     w_str(c, "outcome", outcome_name(e->outcome));
-    w_str(c, "peer", e->peer);
+    if (jrpcd_scope_peer(scope, e->peer))
+      w_str(c, "peer", e->peer);
     w_u64(c, "calls", e->calls);
     w_u64(c, "at_ms", e->at_ms);
     jrpc_w_obj_end(c);

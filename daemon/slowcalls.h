@@ -1,6 +1,7 @@
 /* slowcalls.h - slow_call_ms: calls that took longer are logged (at most
  * a line a second per worker, with how many were not) and the last few of
- * each worker kept for rpc.stats, which merges them by time. */
+ * each worker kept for rpc.stats, which merges them by time and shows
+ * each caller those its scope allows (introspect.h). */
 #ifndef JRPCD_SLOWCALLS_H
 #define JRPCD_SLOWCALLS_H
 
@@ -16,6 +17,7 @@ typedef struct jrpcd_slow_entry {
   uint64_t ns;     /* how long it took */
   uint32_t calls;  /* synchronous calls of one read share a duration */
   uint8_t outcome; /* jrpc__outcome_t */
+  uint8_t cut;     /* method is the start of a longer name */
   char method[64]; /* cut to fit */
   char peer[64];
 } jrpcd_slow_entry_t;
@@ -36,10 +38,12 @@ void jrpcd_slowcalls_free(jrpcd_slowcalls_t *s);
  * jrpcd_slowcalls_t. */
 void jrpcd_slowcalls_note(void *arg, const jrpc__slow_call_t *call);
 
-/* "slow_calls": the last JRPCD_SLOW_KEEP of all n workers' rings, oldest
- * first, as a member of the object being written. */
+/* "slow_calls": the last JRPCD_SLOW_KEEP of all n workers' rings that
+ * scope shows, oldest first, as a member of the object being written; a
+ * call's "peer" only where the scope shows it. */
+struct jrpcd_scope;
 int jrpcd_slowcalls_write(jrpc_call_t *c, jrpcd_slowcalls_t *const *rings,
-                          unsigned n);
+                          unsigned n, const struct jrpcd_scope *scope);
 
 /* The peer as the log says it: "pid P uid U", "ADDR:PORT", "[ADDR]:PORT",
  * or "in-process". */

@@ -323,7 +323,8 @@ static void test_booleans(void **state) {
   }
 }
 
-/* rpc.stats per listener: on for unix and off for tcp unless set. */
+/* rpc.stats per listener: on for unix and off for tcp unless set; the
+ * yes/no it took as a boolean still read, full only where written. */
 static void test_listener_stats(void **state) {
   (void)state;
   jrpcd_config_t c;
@@ -333,11 +334,17 @@ static void test_listener_stats(void **state) {
   jrpcd_config_free(&c);
   load_ok(&c, "[listen u]\nstats = no\nunix = /a\n"
               "[listen t]\ntcp = 127.0.0.1:1\nstats = on\n");
-  assert_int_equal(c.listens[0].stats, 0);
-  assert_int_equal(c.listens[1].stats, 1);
+  assert_int_equal(c.listens[0].stats, JRPCD_STATS_OFF);
+  assert_int_equal(c.listens[1].stats, JRPCD_STATS_LISTENER);
+  jrpcd_config_free(&c);
+  load_ok(&c, "[listen u]\nstats = full\nunix = /a\n"
+              "[listen t]\ntcp = 127.0.0.1:1\nstats = listener\n");
+  assert_int_equal(c.listens[0].stats, JRPCD_STATS_FULL);
+  assert_int_equal(c.listens[1].stats, JRPCD_STATS_LISTENER);
   jrpcd_config_free(&c);
   expect_error("[listen u]\nunix = /a\nstats = sometimes\n", 3,
-               "[listen u] stats: ", "\"sometimes\" is not yes or no");
+               "[listen u] stats: ",
+               "\"sometimes\" is not a stats level (off, listener, full");
   expect_error("[listen u]\nunix = /a\nstats = yes\nstats = no\n", 4,
                "[listen u] stats: ", "twice");
 }

@@ -359,11 +359,11 @@ static void test_print(void **state) {
       "\nworkers = 3\nparser = jsmn\nplugin_dir = /nonexistent\n",
       "\nparser_auto_threshold = 300\nearly_reply_frames = 0\n",
       "\n[listen u]\nunix = /run/u.sock\nmode = 0600\nowner = www-data\n"
-      "group = 33\nframing = length\nstats = no\n",
+      "group = 33\nframing = length\nstats = off\n",
       "\n[listen t]\ntcp = [::1]:7400\nframing = newline  ; default\n"
-      "stats = yes\n",
+      "stats = listener\n",
       "\n[listen d]\ntcp = 127.0.0.1:1\nframing = newline  ; default\n"
-      "stats = no  ; default\n",
+      "stats = off  ; default\n",
       "\n[plugin p]\npath = /dev/null\ntimeout_ms = server  ; default\n"
       "; validate_params is not set\n"
       "k = two words\n",
@@ -424,7 +424,8 @@ static void test_list_keys(void **state) {
   }
   assert_int_equal(rows, jrpcd_nkeys);
   if (!strstr(text, "\nserver\tmax_batch\t-\t1 .. 1000000\t1000\t") ||
-      !strstr(text, "\nlisten\tstats\tunix,tcp\tyes|no\tunix:yes,tcp:no\t") ||
+      !strstr(text, "\nlisten\tstats\tunix,tcp\toff|listener|full|no|yes|"
+                    "false|true|on|0|1\tunix:listener,tcp:off\t") ||
       !strstr(text, "\nlisten\tmode\tunix\toctal 0 .. 0777\t0660\t") ||
       !strstr(text, "\nlisten\ttcp\ttcp\tADDRESS:PORT\t-\t") ||
       !strstr(text, "\nplugin\tpath\t-\ttext\t-\t"))
