@@ -21,18 +21,6 @@
 #include "slowcalls.h"
 #include "server.h"
 
-/* Whether the connection whose view of the generation's registry `all` is
- * `view` may call method `slot`: a method of `all` that the view neither
- * hides (fn NULL: the listener's `methods`) nor denies (fn the denial of
- * admit.c rather than the method's own: [access]). Every decision below
- * on a method comes through here. */
-static inline int jrpcd_view_serves(const jrpc__registry_t *view,
-                                    const jrpc__registry_t *all,
-                                    uint32_t slot) {
-  const jrpc__method_t *m = &all->slots[slot];
-  return m->name && m->fn && view->slots[slot].fn == m->fn;
-}
-
 typedef struct jrpcd_scope {
   const jrpc__registry_t *all;  /* the generation's registry */
   const jrpc__registry_t *view; /* the caller's view of it */
@@ -63,7 +51,8 @@ static inline void jrpcd_scope_init(jrpcd_scope_t *s, const jrpcd_conn_t *c,
 static inline int jrpcd_scope_method(const jrpcd_scope_t *s, uint32_t slot) {
   if (s->full)
     return s->all->slots[slot].name && s->all->slots[slot].fn;
-  return jrpcd_view_serves(s->view, s->all, slot);
+  /* the registry's own answer, the one rpc.discover asks too */
+  return jrpc__registry_view_serves(s->all, s->view, slot);
 }
 
 /* A method known by its name only (a slow call's, which may be of an
