@@ -100,10 +100,11 @@ expect_heard() {
   fi
 }
 
-# jrpc_env NAME ENV... -- ARGS...: jrpc with XDG_RUNTIME_DIR, JRPC_SOCKET
-# and JRPC_ADDRESS unset, TMPDIR=$T/tmp, then ENV; sets RC, logs in
-# $T/NAME.{out,err}.
-jrpc_env() {
+# in_env NAME ENV... -- CMD...: CMD with XDG_RUNTIME_DIR, JRPC_SOCKET and
+# JRPC_ADDRESS unset, TMPDIR=$T/tmp, then ENV; sets RC, logs in
+# $T/NAME.{out,err} (checked for sanitizer reports). CMD is "${JRPC_RUN[@]}"
+# or "${JRPCD_RUN[@]}" and its arguments.
+in_env() {
   local name=$1 envs=()
   shift
   while [[ $1 != -- ]]; do
@@ -113,24 +114,7 @@ jrpc_env() {
   shift
   RC=0
   env -u XDG_RUNTIME_DIR -u JRPC_SOCKET -u JRPC_ADDRESS TMPDIR="$T/tmp" \
-    "${envs[@]}" timeout 30 "$JRPC" --no-check --timeout 5000 "$@" \
-    >"$T/$name.out" 2>"$T/$name.err" || RC=$?
-  check_sanitizer "$T/$name.err" "$name" || true
-}
-
-# jrpcd_env NAME ENV... -- ARGS...: jrpcd likewise (run_jrpcd's checks).
-jrpcd_env() {
-  local name=$1 envs=()
-  shift
-  while [[ $1 != -- ]]; do
-    envs+=("$1")
-    shift
-  done
-  shift
-  RC=0
-  env -u XDG_RUNTIME_DIR TMPDIR="$T/tmp" "${envs[@]}" \
-    timeout -k 5 "$START_LIMIT_S" "$JRPCD" "$@" \
-    >"$T/$name.out" 2>"$T/$name.err" || RC=$?
+    "${envs[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err" || RC=$?
   check_sanitizer "$T/$name.err" "$name" || true
 }
 
@@ -142,7 +126,7 @@ serve_conf() { # FILE SOCKET
 private_dir() {
   local dir=$T/tmp/jrpcd-$UID sock
   sock=$dir/jrpcd.sock
-  jrpcd_env builtin_t -- -t
+  in_env builtin_t -- "${JRPCD_RUN[@]}" -t
   if expect_rc builtin_t 0 && expect_in builtin_t out "listen local: unix:$sock mode 0600"; then
     pass "private_dir: jrpcd's built-in config serves $sock"
   fi
@@ -154,10 +138,10 @@ private_dir() {
   fi
   # jrpc finds a daemon serving there without being told where. (mkdir:
   # the checks below still run, for a jrpcd that did not make it.)
-  mkdir -p -m 0700 "$dir"
+  [[ -d $dir ]] || mkdir -m 0700 "$dir"
   serve_conf "$T/private.conf" "$sock"
   start_daemon private "$T/private.conf" "$sock"
-  jrpc_env agree -- math.add 1 2
+  in_env agree -- "${JRPC_RUN[@]}" math.add 1 2
   if expect_rc agree 0 && [[ "$(cat "$T/agree.out")" == 3 ]]; then
     pass "private_dir: jrpc's default is jrpcd's: math.add 1 2 = 3"
   else
@@ -167,17 +151,17 @@ private_dir() {
   # XDG_RUNTIME_DIR of ours is used as it is; another user's is not, by
   # either, with a warning.
   mkdir -m 0700 "$T/xdg"
-  jrpcd_env xdg_t XDG_RUNTIME_DIR="$T/xdg" -- -t
+  in_env xdg_t XDG_RUNTIME_DIR="$T/xdg" -- "${JRPCD_RUN[@]}" -t
   expect_rc xdg_t 0 && expect_in xdg_t out "unix:$T/xdg/jrpcd.sock mode" &&
     pass "private_dir: XDG_RUNTIME_DIR of ours is used"
   mkdir -m 0700 "$T/nbx"
   chown nobody "$T/nbx"
   local warn="XDG_RUNTIME_DIR=$T/nbx is owned by uid $NOBODY, not by us (uid $UID); using $sock"
-  jrpcd_env xdg_other_t XDG_RUNTIME_DIR="$T/nbx" -- -t
+  in_env xdg_other_t XDG_RUNTIME_DIR="$T/nbx" -- "${JRPCD_RUN[@]}" -t
   expect_rc xdg_other_t 0 && expect_in xdg_other_t out "unix:$sock mode" &&
     expect_in xdg_other_t err "$warn" &&
     pass "private_dir: jrpcd does not use another user's XDG_RUNTIME_DIR"
-  jrpc_env xdg_other XDG_RUNTIME_DIR="$T/nbx" -- math.add 1 2
+  in_env xdg_other XDG_RUNTIME_DIR="$T/nbx" -- "${JRPC_RUN[@]}" math.add 1 2
   expect_rc xdg_other 2 && expect_in xdg_other err "$warn" &&
     expect_in xdg_other err "cannot connect to unix:$sock:" &&
     pass "private_dir: nor does jrpc, and it looks where jrpcd would serve"
@@ -190,14 +174,14 @@ planted_dir() {
   "${AS_NOBODY[@]}" mkdir -m 0755 "$dir"
   listener planted_dir "$dir/jrpcd.sock" "${AS_NOBODY[@]}"
   local pid=$BG_PID why="$dir is owned by uid $NOBODY, not by us (uid $UID)"
-  jrpc_env planted_dir_jrpc -- math.add 1 2
+  in_env planted_dir_jrpc -- "${JRPC_RUN[@]}" math.add 1 2
   expect_rc planted_dir_jrpc 2 && expect_in planted_dir_jrpc err "jrpc: $why" &&
     pass "planted_dir: jrpc refuses: $why"
   expect_heard planted_dir "connections 0 bytes 0"
-  jrpcd_env planted_dir_t -- -t
+  in_env planted_dir_t -- "${JRPCD_RUN[@]}" -t
   expect_rc planted_dir_t 1 && expect_in planted_dir_t err "built-in config: $why" &&
     pass "planted_dir: jrpcd -t refuses"
-  jrpcd_env planted_dir_start --
+  in_env planted_dir_start -- "${JRPCD_RUN[@]}"
   expect_rc planted_dir_start 1 && expect_in planted_dir_start err "$why" &&
     pass "planted_dir: a jrpcd start refuses"
   stop_bg "$pid"
@@ -210,13 +194,13 @@ planted_socket() {
   listener planted_socket "$sock"
   local pid=$BG_PID
   chown -h nobody "$sock"
-  jrpc_env planted_socket_jrpc XDG_RUNTIME_DIR="$T/xdg" -- math.add 1 2
+  in_env planted_socket_jrpc XDG_RUNTIME_DIR="$T/xdg" -- "${JRPC_RUN[@]}" math.add 1 2
   expect_rc planted_socket_jrpc 2 &&
     expect_in planted_socket_jrpc err "jrpc: $sock belongs to uid $NOBODY, neither you (uid $UID) nor root" &&
     pass "planted_socket: jrpc refuses a socket of uid $NOBODY on its default path"
   expect_heard planted_socket "connections 0 bytes 0"
   # -u PATH is the user's choice: no owner check.
-  jrpc_env chosen -- -u "$sock" math.add 1 2
+  in_env chosen -- "${JRPC_RUN[@]}" -u "$sock" math.add 1 2
   expect_rc chosen 0 && [[ "$(cat "$T/chosen.out")" == 3 ]] &&
     pass "planted_socket: -u PATH is not checked (the user chose it)"
   stop_bg "$pid"
@@ -232,7 +216,7 @@ planted_listener() {
   local pid=$BG_PID
   mv "$T/nb/jrpcd.sock" "$sock"
   chown -h root "$sock"
-  jrpc_env planted_listener_jrpc XDG_RUNTIME_DIR="$T/xdg" -- math.add 1 2
+  in_env planted_listener_jrpc XDG_RUNTIME_DIR="$T/xdg" -- "${JRPC_RUN[@]}" math.add 1 2
   expect_rc planted_listener_jrpc 2 &&
     expect_in planted_listener_jrpc err "jrpc: $sock is served by uid $NOBODY, neither you (uid $UID) nor root" &&
     pass "planted_listener: jrpc refuses a listener of uid $NOBODY"
@@ -312,10 +296,15 @@ while time.time() < end:
   # jrpcd is strace's child; strace ending on SIGTERM would leave it.
   for ((i = 0; i < START_LIMIT_S * 20; i++)); do
     pid=$(pgrep -P "$tracer" || true)
-    [[ -z $pid ]] || break
+    if [[ -n $pid ]] || ! alive "$tracer"; then
+      break
+    fi
     sleep 0.05
   done
-  [[ -n $pid ]] || die "symlink_race: strace did not start jrpcd"
+  if [[ -z $pid ]]; then
+    show "$T/race.err"
+    die "symlink_race: strace did not start jrpcd, or it exited at once"
+  fi
   DAEMON_PIDS+=("$pid")
   for ((i = 0; i < START_LIMIT_S * 20; i++)); do
     grep -q swapped "$T/watcher.log" && break
@@ -345,7 +334,10 @@ main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
   need_cmd socat
-  JRPC=$(realpath -e -- "$(dirname "$JRPCD")/../cli/jrpc") || die "jrpc not found beside $JRPCD (cli/jrpc)"
+  local jrpc
+  jrpc=$(realpath -e -- "$(dirname "$JRPCD")/../cli/jrpc") || die "jrpc not found beside $JRPCD (cli/jrpc)"
+  JRPC_RUN=(timeout 30 "$jrpc" --no-check --timeout 5000)
+  JRPCD_RUN=(timeout -k 5 "$START_LIMIT_S" "$JRPCD")
   ((EUID == 0)) || missing "another user (nobody) plants sockets: needs root"
   command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
   [[ -x /usr/bin/python3 ]] || missing "/usr/bin/python3 is needed (for nobody)"
