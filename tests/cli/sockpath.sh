@@ -118,6 +118,13 @@ in_env() {
   check_sanitizer "$T/$name.err" "$name" || true
 }
 
+# expect_says NAME STATUS TEXT WHAT: run NAME exited with STATUS and said
+# TEXT on stderr; passes as WHAT.
+expect_says() {
+  expect_rc "$1" "$2" && expect_in "$1" err "$3" && pass "$4"
+  return 0 # a failure is counted, not fatal
+}
+
 serve_conf() { # FILE SOCKET
   printf '[server]\nworkers = 1\nplugin_dir = %s\n[listen local]\nunix = %s\nmode = 0600\n[plugin math]\npath = math.so\n' \
     "$HANDLERS" "$2" >"$1"
@@ -175,15 +182,15 @@ planted_dir() {
   listener planted_dir "$dir/jrpcd.sock" "${AS_NOBODY[@]}"
   local pid=$BG_PID why="$dir is owned by uid $NOBODY, not by us (uid $UID)"
   in_env planted_dir_jrpc -- "${JRPC_RUN[@]}" math.add 1 2
-  expect_rc planted_dir_jrpc 2 && expect_in planted_dir_jrpc err "jrpc: $why" &&
-    pass "planted_dir: jrpc refuses: $why"
+  expect_says planted_dir_jrpc 2 "jrpc: $why" \
+    "planted_dir: jrpc refuses: $why"
   expect_heard planted_dir "connections 0 bytes 0"
   in_env planted_dir_t -- "${JRPCD_RUN[@]}" -t
-  expect_rc planted_dir_t 1 && expect_in planted_dir_t err "built-in config: $why" &&
-    pass "planted_dir: jrpcd -t refuses"
+  expect_says planted_dir_t 1 "built-in config: $why" \
+    "planted_dir: jrpcd -t refuses"
   in_env planted_dir_start -- "${JRPCD_RUN[@]}"
-  expect_rc planted_dir_start 1 && expect_in planted_dir_start err "$why" &&
-    pass "planted_dir: a jrpcd start refuses"
+  expect_says planted_dir_start 1 "$why" \
+    "planted_dir: a jrpcd start refuses"
   stop_bg "$pid"
   rm -rf -- "$dir"
   return 0 # failures are counted, not fatal
@@ -195,9 +202,8 @@ planted_socket() {
   local pid=$BG_PID
   chown -h nobody "$sock"
   in_env planted_socket_jrpc XDG_RUNTIME_DIR="$T/xdg" -- "${JRPC_RUN[@]}" math.add 1 2
-  expect_rc planted_socket_jrpc 2 &&
-    expect_in planted_socket_jrpc err "jrpc: $sock belongs to uid $NOBODY, neither you (uid $UID) nor root" &&
-    pass "planted_socket: jrpc refuses a socket of uid $NOBODY on its default path"
+  expect_says planted_socket_jrpc 2 "jrpc: $sock belongs to uid $NOBODY, neither you (uid $UID) nor root" \
+    "planted_socket: jrpc refuses a socket of uid $NOBODY on its default path"
   expect_heard planted_socket "connections 0 bytes 0"
   # -u PATH is the user's choice: no owner check.
   in_env chosen -- "${JRPC_RUN[@]}" -u "$sock" math.add 1 2
@@ -217,9 +223,8 @@ planted_listener() {
   mv "$T/nb/jrpcd.sock" "$sock"
   chown -h root "$sock"
   in_env planted_listener_jrpc XDG_RUNTIME_DIR="$T/xdg" -- "${JRPC_RUN[@]}" math.add 1 2
-  expect_rc planted_listener_jrpc 2 &&
-    expect_in planted_listener_jrpc err "jrpc: $sock is served by uid $NOBODY, neither you (uid $UID) nor root" &&
-    pass "planted_listener: jrpc refuses a listener of uid $NOBODY"
+  expect_says planted_listener_jrpc 2 "jrpc: $sock is served by uid $NOBODY, neither you (uid $UID) nor root" \
+    "planted_listener: jrpc refuses a listener of uid $NOBODY"
   expect_heard planted_listener "connections 1 bytes 0"
   stop_bg "$pid"
   rm -f -- "$sock"
@@ -235,8 +240,8 @@ world_writable() {
   refused_conf ww_t "$T/ww_t.conf:5: [listen local] unix: \"$T/ww/jrpcd.sock\": the directory $T/ww (mode 0777) $what" \
     "$(cat "$T/ww.conf")"
   run_jrpcd ww_start -c "$T/ww.conf"
-  expect_rc ww_start 1 && expect_in ww_start err "$T/ww.conf:5: [listen local] unix:" &&
-    expect_in ww_start err "$what" && pass "world_writable: a start refuses"
+  expect_says ww_start 1 "$T/ww.conf:5: [listen local] unix: \"$T/ww/jrpcd.sock\": the directory $T/ww (mode 0777) $what" \
+    "world_writable: a start refuses"
   refused_conf ww_link "\"$T/link/jrpcd.sock\": the directory $T/link (mode 0777) $what" \
     "$(serve_conf /dev/stdout "$T/link/jrpcd.sock")"
   chmod +t "$T/ww"
@@ -252,9 +257,8 @@ stale_other() {
   "${AS_NOBODY[@]}" /usr/bin/python3 "$T/listen.py" "$sock" stale
   serve_conf "$T/st.conf" "$sock"
   run_jrpcd stale_start -c "$T/st.conf"
-  expect_rc stale_start 1 &&
-    expect_in stale_start err "a socket nobody serves, but it belongs to uid $NOBODY, not to us" &&
-    pass "stale_other: another user's stale socket is not removed"
+  expect_says stale_start 1 "a socket nobody serves, but it belongs to uid $NOBODY, not to us" \
+    "stale_other: another user's stale socket is not removed"
   [[ -S $sock && "$(stat -c %u "$sock")" == "$NOBODY" ]] ||
     fail "stale_other: $sock is gone or replaced"
   return 0 # failures are counted, not fatal
