@@ -1,6 +1,7 @@
 /* main.c - jrpc's command line: options, the endpoint, and which mode
  * runs. See jrpc(1) (cli/jrpc.1). */
 #include "args.h"
+#include "default_socket.h"
 #include "jrpc.h"
 
 #include <errno.h>
@@ -65,28 +66,44 @@ static void usage(FILE *f) {
       "\n"
       "Endpoint: -u or -t, else $JRPC_SOCKET (a path), else $JRPC_ADDRESS\n"
       "(HOST:PORT), else " SYSTEM_SOCKET " if it exists, else\n"
-      "${XDG_RUNTIME_DIR:-/tmp}/jrpcd.sock.\n"
+      "$XDG_RUNTIME_DIR/jrpcd.sock, else ${TMPDIR:-/tmp}/jrpcd-UID/jrpcd.sock\n"
+      "(jrpcd's built-in config). A default socket must be the caller's or\n"
+      "root's: another user's is refused.\n"
       "Exit status: 0 result, 1 JSON-RPC error, 2 usage or connection "
       "error,\n"
       "3 timeout.\n",
       f);
 }
 
-/* The default endpoint, when neither -u nor -t was given. */
-static void default_endpoint(jc_endpoint *ep, char *buf, size_t cap) {
+/* The default endpoint, when neither -u nor -t was given; -1 when the
+ * default socket's private directory is not safe (said on stderr). A path
+ * from JRPC_SOCKET is the user's choice, like -u; the defaults are checked
+ * for who made them on every connect (transport.c). */
+static int default_endpoint(jc_endpoint *ep, char *buf, size_t cap) {
   const char *sock = getenv("JRPC_SOCKET"), *addr = getenv("JRPC_ADDRESS");
   struct stat st;
+  char note[4400], why[4400];
   if (sock && *sock) {
     ep->unix_path = sock;
-  } else if (addr && *addr) {
-    ep->tcp = addr;
-  } else if (stat(SYSTEM_SOCKET, &st) == 0) {
-    ep->unix_path = SYSTEM_SOCKET;
-  } else {
-    const char *dir = getenv("XDG_RUNTIME_DIR");
-    snprintf(buf, cap, "%s/jrpcd.sock", dir && *dir ? dir : "/tmp");
-    ep->unix_path = buf;
+    return 0;
   }
+  if (addr && *addr) {
+    ep->tcp = addr;
+    return 0;
+  }
+  ep->default_path = true;
+  if (lstat(SYSTEM_SOCKET, &st) == 0) {
+    ep->unix_path = SYSTEM_SOCKET;
+    return 0;
+  }
+  if (jrpc_default_socket(buf, cap, 0, note, sizeof note, why, sizeof why)) {
+    jc_warn("%s", why);
+    return -1;
+  }
+  if (note[0])
+    jc_warn("%s", note);
+  ep->unix_path = buf;
+  return 0;
 }
 
 static int parse_int(const char *s, const char *what, int *out) {
@@ -232,8 +249,9 @@ int main(int argc, char **argv) {
     jc_warn("-l, -d, --batch, --stdin and a METHOD exclude each other");
     return JC_EXIT_USAGE;
   }
-  if (!o.ep.unix_path && !o.ep.tcp)
-    default_endpoint(&o.ep, sockbuf, sizeof sockbuf);
+  if (!o.ep.unix_path && !o.ep.tcp &&
+      default_endpoint(&o.ep, sockbuf, sizeof sockbuf) != 0)
+    return JC_EXIT_USAGE;
   if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
     jc_warn("--cert and --key are for TLS, which --cafile turns on");
     return JC_EXIT_USAGE;

@@ -2,6 +2,7 @@
  * poll() bounded by what is left of the endpoint's timeout, so a server
  * that never answers, or answers half a frame, costs at most that long. */
 #include "transport.h"
+#include "default_socket.h"
 #include "jrpc.h"
 
 #include <errno.h>
@@ -114,13 +115,37 @@ static int connect_addr(jc_conn *c, int family, const struct sockaddr *sa,
 static int connect_unix(jc_conn *c) {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   size_t n = strlen(c->ep->unix_path);
+  char why[1024];
+  /* Checked on each connect, not once: the interactive prompt connects
+   * again for every call. */
+  if (c->ep->default_path &&
+      jrpc_default_socket_trusted(c->ep->unix_path, why, sizeof why) != 0) {
+    jc_warn("%s", why);
+    return JC_ERR;
+  }
   if (n >= sizeof sa.sun_path) {
     jc_warn("socket path too long (at most %zu bytes): %s",
             sizeof sa.sun_path - 1, c->ep->unix_path);
     return JC_ERR;
   }
   memcpy(sa.sun_path, c->ep->unix_path, n + 1);
-  return connect_addr(c, AF_UNIX, (struct sockaddr *)&sa, sizeof sa);
+  int st = connect_addr(c, AF_UNIX, (struct sockaddr *)&sa, sizeof sa);
+  if (st != JC_OK || !c->ep->default_path)
+    return st;
+  /* The file checked above may have been replaced before the connect; the
+   * process that listens is who reads what we send. */
+  struct ucred cred = {.uid = (uid_t)-1};
+  socklen_t len = sizeof cred;
+  if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+      jrpc_default_socket_uid_ok(c->ep->unix_path, (unsigned)cred.uid))
+    return JC_OK;
+  jc_warn("%s is served by uid %u, neither you (uid %u) nor root: another "
+          "user may be listening to read your requests, so nothing is sent "
+          "(give -u PATH if you trust it)",
+          c->ep->unix_path, (unsigned)cred.uid, (unsigned)geteuid());
+  close(c->fd);
+  c->fd = -1;
+  return JC_ERR;
 }
 
 static int connect_tcp(jc_conn *c) {

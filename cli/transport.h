@@ -12,6 +12,9 @@ typedef enum { JC_NEWLINE, JC_LENGTH } jc_framing;
 typedef struct {
   const char *unix_path; /* exactly one of unix_path and tcp is set */
   const char *tcp;       /* "HOST:PORT" or "[V6]:PORT" */
+  /* unix_path is a default, not the user's choice: who made the socket
+   * file is checked before connecting (common/default_socket.h). */
+  bool default_path;
   jc_framing framing;
   int timeout_ms; /* for everything from connecting to the last reply */
   /* TLS (tcp only), on when cafile is set: the server's certificate must

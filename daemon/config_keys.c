@@ -5,6 +5,7 @@
 
 #include "access.h"
 #include "privs.h"
+#include "sockdir.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -50,14 +51,28 @@ static const jrpcd_key_word_t framings[] = {
     {NULL, 0},
 };
 
-static int unix_path_fits(const char *value, char *why, size_t whylen) {
+/* The path fits a sockaddr_un, and so does the temporary name it is bound
+ * under first; and its directory keeps others from replacing it. */
+static int unix_path_usable(const char *value, char *why, size_t whylen) {
   size_t n = strlen(value);
-  if (n <= UNIX_PATH_MAX)
-    return 0;
-  snprintf(why, whylen,
-           "\"%s\" is %zu bytes long (a unix socket path holds at most %zu)",
-           value, n, UNIX_PATH_MAX);
-  return -1;
+  const char *slash = strrchr(value, '/');
+  size_t temp = (slash ? (size_t)(slash - value) + 1 : 0) +
+                sizeof(JRPCD_SOCKET_TEMP_DIR "/" JRPCD_SOCKET_TEMP_NAME) - 1;
+  if (n > UNIX_PATH_MAX) {
+    snprintf(why, whylen,
+             "\"%s\" is %zu bytes long (a unix socket path holds at most %zu)",
+             value, n, UNIX_PATH_MAX);
+    return -1;
+  }
+  if (temp > UNIX_PATH_MAX) {
+    snprintf(why, whylen,
+             "\"%s\": its directory is too long for the temporary name the "
+             "socket is made under (%zu bytes with " JRPCD_SOCKET_TEMP_DIR
+             "/" JRPCD_SOCKET_TEMP_NAME "; at most %zu)",
+             value, temp, UNIX_PATH_MAX);
+    return -1;
+  }
+  return jrpcd_socket_dir_safe(value, why, whylen);
 }
 
 /* One word of `peers`: a principal (access.h), names resolved now. */
@@ -183,7 +198,7 @@ const jrpcd_key_t jrpcd_keys[] = {
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "the socket's path", .check = unix_path_fits,
+     .what = "the socket's path", .check = unix_path_usable,
      .makes_kind = 1 + JRPCD_LISTEN_UNIX,
      .doc = "listen on the Unix socket at this path"},
     {"tcp", LISTEN(host), .type = JRPCD_KEY_HOST_PORT,

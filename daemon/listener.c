@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sockdir.h"
 
 #define BACKLOG 1024
 
@@ -60,9 +61,11 @@ static int lookup_gid(const char *s, gid_t *out) {
   return 0;
 }
 
-/* The path exists: replace it only if it is a socket nobody serves. */
+/* The path exists: replace it only if it is a socket nobody serves, made
+ * by us or for the owner this listener gives its socket (a previous run's),
+ * never another user's. */
 static int clear_stale(jrpcd_listener_t *l, const struct sockaddr_un *sa,
-                       char *err, size_t errlen) {
+                       uid_t owner, char *err, size_t errlen) {
   const char *path = sa->sun_path;
   struct stat st;
   if (lstat(path, &st) != 0)
@@ -89,6 +92,14 @@ static int clear_stale(jrpcd_listener_t *l, const struct sockaddr_un *sa,
   }
   if (e != ECONNREFUSED && e != ENOENT)
     return fail(err, errlen, l, "probing the existing socket", e);
+  if (st.st_uid != geteuid() && st.st_uid != owner) {
+    snprintf(err, errlen,
+             "[listen %s] %s: a socket nobody serves, but it belongs to uid "
+             "%u, not to us: refusing to remove another user's file (remove "
+             "it by hand if it is a leftover)",
+             l->name, path, (unsigned)st.st_uid);
+    return -1;
+  }
   /* Nobody listens: a leftover of a process that died. */
   if (unlink(path) != 0 && errno != ENOENT)
     return fail(err, errlen, l, "removing the stale socket", errno);
@@ -104,6 +115,85 @@ static void remove_ours(const jrpcd_listener_t *l) {
     unlink(l->path);
 }
 
+/* Binds l->fd at c->path with the section's mode and owner already on the
+ * file when the path appears.
+ *
+ * bind() makes the socket file by name, and a chmod or chown by that name
+ * afterwards acts on whatever the name holds by then: had someone able to
+ * write the directory put a symbolic link there in between, root would
+ * give the link's target our mode and owner (fchmodat cannot refuse to
+ * follow a link on Linux, and the socket's fd does not reach the file). So
+ * the socket is bound as "s" in a directory mkdtemp makes beside the path,
+ * 0700 and ours, which nobody else can enter or change; mode and owner are
+ * set there through that directory's fd; and link() then gives it its
+ * name. link() neither follows nor replaces what is at the name: if
+ * anything appeared there since clear_stale, the start fails rather than
+ * remove it. Sockets are found by their inode, so the link serves. */
+static int bind_private(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
+                        uid_t uid, gid_t gid, char *err, size_t errlen) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  char tmpdir[sizeof(sa.sun_path)];
+  const char *slash = strrchr(c->path, '/');
+  int dlen = slash ? (int)(slash - c->path) + 1 : 0;
+  if ((size_t)snprintf(tmpdir, sizeof tmpdir, "%.*s" JRPCD_SOCKET_TEMP_DIR,
+                       dlen, c->path) >= sizeof tmpdir ||
+      (size_t)snprintf(sa.sun_path, sizeof sa.sun_path,
+                       "%s/" JRPCD_SOCKET_TEMP_NAME,
+                       tmpdir) >= sizeof sa.sun_path) {
+    snprintf(err, errlen, "[listen %s] %s: path too long", l->name, c->path);
+    return -1;
+  }
+  if (!mkdtemp(tmpdir))
+    return fail(err, errlen, l, "making a private directory for the bind",
+                errno);
+  /* Only the X's have changed: the same length as checked above. */
+  memcpy(sa.sun_path, tmpdir, strlen(tmpdir));
+  int rc = -1, linked = 0;
+  struct stat st;
+  int dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) {
+    fail(err, errlen, l, tmpdir, errno);
+  } else if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() ||
+             (st.st_mode & 077)) {
+    snprintf(err, errlen, "[listen %s] %s was replaced during the bind",
+             l->name, tmpdir);
+  } else if (bind(l->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    fail(err, errlen, l, "bind", errno);
+  } else if (fstatat(dfd, JRPCD_SOCKET_TEMP_NAME, &st, AT_SYMLINK_NOFOLLOW) !=
+                 0 ||
+             !S_ISSOCK(st.st_mode)) {
+    snprintf(err, errlen, "[listen %s] %s: the bound socket is missing",
+             l->name, tmpdir);
+  } else if (fchmodat(dfd, JRPCD_SOCKET_TEMP_NAME, (mode_t)c->mode, 0) != 0) {
+    fail(err, errlen, l, "chmod", errno);
+  } else if ((c->owner || c->group) &&
+             fchownat(dfd, JRPCD_SOCKET_TEMP_NAME, uid, gid,
+                      AT_SYMLINK_NOFOLLOW) != 0) {
+    fail(err, errlen, l, "chown", errno);
+  } else if (linkat(dfd, JRPCD_SOCKET_TEMP_NAME, AT_FDCWD, c->path, 0) != 0) {
+    if (errno == EEXIST)
+      snprintf(err, errlen,
+               "[listen %s] %s: the path appeared while the socket was "
+               "being made; refusing to replace it",
+               l->name, c->path);
+    else
+      fail(err, errlen, l, "link", errno);
+  } else {
+    linked = 1;
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    rc = 0;
+  }
+  if (dfd >= 0) {
+    unlinkat(dfd, JRPCD_SOCKET_TEMP_NAME, 0);
+    close(dfd);
+  }
+  rmdir(tmpdir);
+  if (linked)
+    l->path = strdup(c->path);
+  return rc;
+}
+
 static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
                      char *err, size_t errlen) {
   struct sockaddr_un sa;
@@ -114,8 +204,6 @@ static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
     return -1;
   }
   memcpy(sa.sun_path, c->path, strlen(c->path));
-  if (clear_stale(l, &sa, err, errlen))
-    return -1;
   uid_t uid = (uid_t)-1;
   gid_t gid = (gid_t)-1;
   if (c->owner && lookup_uid(c->owner, &uid)) {
@@ -128,22 +216,13 @@ static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
              c->group);
     return -1;
   }
+  if (clear_stale(l, &sa, uid, err, errlen))
+    return -1;
   l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (l->fd < 0)
     return fail(err, errlen, l, "socket", errno);
-  if (bind(l->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
-    return fail(err, errlen, l, "bind", errno);
-  l->path = strdup(c->path);
-  struct stat st;
-  if (lstat(c->path, &st) == 0) {
-    l->dev = st.st_dev;
-    l->ino = st.st_ino;
-  }
-  /* Permissions before listen(): until then nobody can connect anyway. */
-  if (chmod(c->path, (mode_t)c->mode) != 0)
-    return fail(err, errlen, l, "chmod", errno);
-  if ((c->owner || c->group) && chown(c->path, uid, gid) != 0)
-    return fail(err, errlen, l, "chown", errno);
+  if (bind_private(l, c, uid, gid, err, errlen))
+    return -1;
   if (listen(l->fd, BACKLOG) != 0)
     return fail(err, errlen, l, "listen", errno);
   return 0;

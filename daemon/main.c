@@ -12,6 +12,7 @@
 
 #include "activation.h"
 #include "config_keys.h"
+#include "default_socket.h"
 #include "gen_tls.h"
 #include "log.h"
 #include "parser.h"
@@ -29,7 +30,8 @@ static void usage(FILE *f) {
           "       jrpcd --list-keys\n"
           "  -c FILE  serve with this config (see jrpcd.conf); without it,\n"
           "           a built-in one: a Unix socket in $XDG_RUNTIME_DIR (or\n"
-          "           /tmp), TCP on 127.0.0.1:7400, the sample plugins\n"
+          "           the private ${TMPDIR:-/tmp}/jrpcd-UID), TCP on\n"
+          "           127.0.0.1:7400, the sample plugins\n"
           "  -t       check the config and its plugins, print what would be\n"
           "           served, and exit (0 when all is well, 1 if not)\n"
           "  -T       as -t, then print every setting in effect, as a\n"
@@ -71,21 +73,28 @@ static void default_plugin_dir(char *out, size_t n) {
   snprintf(out, n, "%s", JRPCD_PLUGIN_DIR);
 }
 
-static char *builtin_config(void) {
-  char dir[PATH_MAX];
+/* The built-in config, its socket at the default path that jrpc also
+ * uses (common/default_socket.h), whose private directory is made here.
+ * NULL with err set when that directory is not safe to use. */
+static char *builtin_config(char *err, size_t errlen) {
+  char dir[PATH_MAX], sock[4200], note[4400];
   default_plugin_dir(dir, sizeof(dir));
-  const char *run = getenv("XDG_RUNTIME_DIR");
-  if (!run || !*run || access(run, W_OK) != 0)
-    run = "/tmp";
-  size_t n = 2 * PATH_MAX + 512;
-  char *text = malloc(n);
-  if (!text)
+  if (jrpc_default_socket(sock, sizeof sock, 1, note, sizeof note, err,
+                          errlen) != 0)
     return NULL;
+  if (note[0])
+    jrpcd_log_bare(JRPC_LOG_WARN, "%s", note);
+  size_t n = 2 * PATH_MAX + 8192;
+  char *text = malloc(n);
+  if (!text) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
   snprintf(text, n,
            "[server]\n"
            "plugin_dir = %s\n"
            "[listen local]\n"
-           "unix = %s/jrpcd.sock\n"
+           "unix = %s\n"
            "mode = 0600\n"
            "[listen tcp]\n"
            "tcp = 127.0.0.1:7400\n"
@@ -95,7 +104,7 @@ static char *builtin_config(void) {
            "path = echo.so\n"
            "[plugin sleep]\n"
            "path = sleep.so\n",
-           dir, run);
+           dir, sock);
   return text;
 }
 
@@ -313,13 +322,14 @@ int main(int argc, char **argv) {
   if (file) {
     rc = jrpcd_config_load(&conf, file, err, sizeof(err));
   } else {
-    text = builtin_config();
+    text = builtin_config(err, sizeof(err));
     rc = text ? jrpcd_config_load_string(&conf, text, "(built-in config)", err,
                                          sizeof(err))
               : -1;
   }
   if (rc) {
-    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", text || file ? err : "out of memory");
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s%s",
+                   text || file ? "" : "built-in config: ", err);
     jrpcd_activation_free(&act);
     jrpcd_notify_close();
     free(text);

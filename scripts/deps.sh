@@ -16,6 +16,7 @@ pkgs=(cmake make gcc g++ pkg-config libuv1-dev libjsmn-dev libsimdjson-dev
       dpkg-dev # dpkg-shlibdeps: the .deb's Depends (tests/pkg)
       locales # a comma-decimal locale for test_jsontext_locale (below)
       systemd # systemd-socket-activate, systemd-analyze: cli_activation_ssa, _units
+      strace # cli_sockpath_symlink: holds jrpcd in chmod (inject=...:delay_enter)
       haproxy) # tests/scale: the balancer in front of three jrpcds
 # The comma-decimal locale test_jsontext_locale runs under.
 readonly LOCALE=de_DE.UTF-8

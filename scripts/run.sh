@@ -2,7 +2,8 @@
 # Builds jrpcd and its sample plugins and serves in the foreground on the
 # sample config (conf/jrpcd.conf is the documented one; this uses the
 # built-in default, which points at the plugins of this build):
-#   a Unix socket at ${XDG_RUNTIME_DIR:-/tmp}/jrpcd.sock, TCP 127.0.0.1:7400,
+#   a Unix socket at $XDG_RUNTIME_DIR/jrpcd.sock (else in the private
+#   ${TMPDIR:-/tmp}/jrpcd-UID/), TCP 127.0.0.1:7400,
 #   newline framing, plugins math, echo and sleep.
 # Ctrl-C (SIGINT) or SIGTERM stops it gracefully; SIGHUP reloads plugins.
 #

@@ -174,6 +174,8 @@ test_endpoints() {
   JRPC_SOCKET='' JRPC_ADDRESS="127.0.0.1:$TCP" timeout 30 "$JRPC" math.add 2 2 \
     >"$T/address.out" 2>"$T/address.err" || RC=$?
   expect address 0 4
+  # The default in XDG_RUNTIME_DIR; tests/cli/sockpath.sh checks the one
+  # without it (${TMPDIR:-/tmp}/jrpcd-UID) and refusals of planted sockets.
   if [[ -e /run/jrpcd/jrpcd.sock ]]; then
     echo "note: /run/jrpcd/jrpcd.sock exists: the XDG_RUNTIME_DIR default is not checked"
   else

@@ -3,7 +3,8 @@
 #
 # Runs README.md's jrpc examples verbatim, with the jrpc that
 # `cmake --install BUILD_DIR` lays out first on PATH, against a jrpcd
-# serving what the README says: ${XDG_RUNTIME_DIR:-/tmp}/jrpcd.sock and
+# serving what the README says: $XDG_RUNTIME_DIR/jrpcd.sock (XDG_RUNTIME_DIR
+# is this test's directory: tests/cli/sockpath.sh covers the fallback) and
 # 127.0.0.1:7400 with newline framing (the built-in config), 127.0.0.1:7401
 # with length framing (the installed config). Each command's stdout and
 # stderr together must be what the README shows under it, byte for byte.
