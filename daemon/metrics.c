@@ -189,4 +189,4 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   return o->oom ? JRPC_ENOMEM : 0;
 }
 
-const jrpc__http_host_t jrpcd_http_host = {healthy, metrics};
+const jrpc__http_host_t jrpcd_http_host = {healthy, metrics, NULL};

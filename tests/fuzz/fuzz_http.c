@@ -36,7 +36,7 @@ static int healthy(void *arg) {
 static int metrics(void *arg, jrpc__outbuf_t *o) {
   return jrpc__out_put(o, "m 1\n", 4);
 }
-static const jrpc__http_host_t host = {healthy, metrics};
+static const jrpc__http_host_t host = {healthy, metrics, NULL};
 
 typedef struct bytes {
   char *p;
