@@ -610,8 +610,7 @@ static void memo_record(jrpc__http_t *h) {
   h->memo_len = 0;
   /* With auth, every head goes to the host, so none is skipped. */
   if (h->auth || h->status || h->route || h->expect || h->close_after ||
-      p->upgrade ||
-      p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
+      p->upgrade || p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
       !(p->flags & F_CONTENTLENGTH) || h->head_len > JRPC__HTTP_MEMO_MAX ||
       h->clen_at >= h->head_len)
     return;

@@ -640,7 +640,8 @@ static void test_obs_fold_400(void **state) {
   /* Blanks after the colon are no fold. */
   char *out = run_both(&f->e, JRPC_FRAMING_HTTP,
                        "POST / HTTP/1.1\r\nContent-Type: application/json"
-                       "\r\nContent-Length: \t " "53\r\n\r\n" CALL1,
+                       "\r\nContent-Length: \t "
+                       "53\r\n\r\n" CALL1,
                        NULL);
   assert_non_null(strstr(out, REPLY1));
   free(out);
@@ -680,7 +681,7 @@ static char *run_auth_both(jrpc__engine_t *e, const char *in, int *rc) {
 }
 
 #define AUTH_POST(auth)                                                        \
-  "POST / HTTP/1.1\r\nHost: t\r\n" auth "Content-Type: application/json\r\n" \
+  "POST / HTTP/1.1\r\nHost: t\r\n" auth "Content-Type: application/json\r\n"   \
   "Content-Length: 53\r\n\r\n" CALL1
 
 static void test_auth(void **state) {
