@@ -39,7 +39,7 @@ const char *jrpcd_conn_token(const jrpcd_conn_t *c) {
 
 static void refused(jrpcd_conn_t *c, const char *why) {
   jrpcd_worker_t *w = c->w;
-  JRPC__STAT_INC(w->unauthorized);
+  JRPC__STAT_INC(w->auth_fail);
   uint64_t n = jrpcd_ratelog_due(&w->auth_log, uv_now(&w->loop));
   if (!n)
     return;

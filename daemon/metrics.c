@@ -70,7 +70,7 @@ static uint64_t w_out(const jrpcd_worker_t *w) {
   return JRPC__STAT_GET(w->bytes_out);
 }
 static uint64_t w_unauthorized(const jrpcd_worker_t *w) {
-  return JRPC__STAT_GET(w->unauthorized);
+  return JRPC__STAT_GET(w->auth_fail);
 }
 
 static const struct {

@@ -136,16 +136,16 @@ typedef struct jrpcd_worker {
   jrpcd_ratelog_t auth_log;     /* HTTP requests without a valid token */
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
-  jrpc__counter_t accepted;     /* connections served since start */
-  jrpc__counter_t bytes_in;     /* read from clients */
-  jrpc__counter_t bytes_out;    /* written to clients */
-  jrpc__counter_t unauthorized; /* HTTP requests answered 401 */
-  jrpcd_slowcalls_t slow;  /* slow_call_ms: the last few, the log's limit */
-  uint8_t stopping;        /* shutdown began */
-  uint8_t stopped;         /* handles closed; the loop is ending */
-  uint8_t engine_ready;    /* jrpcd_worker_free has an engine to free */
-  uint8_t abandoned;       /* stopped with thread-pool tasks still out */
-  uint8_t deadline_passed; /* shutdown_timeout_ms is over */
+  jrpc__counter_t accepted;  /* connections served since start */
+  jrpc__counter_t bytes_in;  /* read from clients */
+  jrpc__counter_t bytes_out; /* written to clients */
+  jrpc__counter_t auth_fail; /* HTTP requests answered 401 (tokens_file) */
+  jrpcd_slowcalls_t slow;    /* slow_call_ms: the last few, the log's limit */
+  uint8_t stopping;          /* shutdown began */
+  uint8_t stopped;           /* handles closed; the loop is ending */
+  uint8_t engine_ready;      /* jrpcd_worker_free has an engine to free */
+  uint8_t abandoned;         /* stopped with thread-pool tasks still out */
+  uint8_t deadline_passed;   /* shutdown_timeout_ms is over */
   /* Shared with other threads, under mu. */
   pthread_mutex_t mu;
   jrpc__post_node_t *posts, *posts_tail;
