@@ -190,7 +190,7 @@ if [[ "${got%% *}" == 200 ]] && grep -qE '^jrpcd_worker_unauthorized_total\{work
   [[ $(awk '/^jrpcd_worker_unauthorized_total/ {n += $2} END {print n}' "$T/body") == 4 ]]; then
   pass "/metrics with a token: 200, jrpcd_worker_unauthorized_total 4"
 else
-  fail "/metrics with a token: $got"
+  fail "/metrics with a token: ${got:0:60}..."
 fi
 stats=$(call "$T/jrpcd.sock" '{"jsonrpc":"2.0","method":"rpc.stats","id":1}')
 n=$(printf '%s' "$stats" | python3 -c 'import json,sys; print(sum(w["unauthorized"] for w in json.load(sys.stdin)["result"]["workers"]))')
