@@ -28,7 +28,8 @@ static const jrpcd_tokens_t *tokens_of(const jrpcd_conn_t *c) {
 
 void jrpcd_conn_auth_update(jrpcd_conn_t *c) {
   if (c->st.http)
-    c->http.auth = c->l->framing == JRPC_FRAMING_HTTP && tokens_of(c);
+    jrpc__http_set_auth(&c->http,
+                        c->l->framing == JRPC_FRAMING_HTTP && tokens_of(c));
 }
 
 const char *jrpcd_conn_token(const jrpcd_conn_t *c) {

@@ -272,6 +272,12 @@ void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
   s->http = h;
 }
 
+void jrpc__http_set_auth(jrpc__http_t *h, int on) {
+  h->auth = on != 0;
+  if (on)
+    h->memo_len = 0;
+}
+
 void jrpc__http_free(jrpc__http_t *h) {
   free(h->memo);
   h->memo = NULL;

@@ -83,7 +83,7 @@ typedef struct jrpc__http {
   uint8_t head_done; /* ... or at the head's end */
   uint16_t status;   /* an error status decided while parsing, or 0 */
   uint8_t route;     /* the GET route asked for, or 0 */
-  uint8_t auth;      /* every request asks host->authorize (set by the host) */
+  uint8_t auth;      /* every request asks host->authorize (set_auth) */
   uint8_t auth_seen; /* Authorization headers in this head (with auth) */
   uint32_t auth_at;  /* the first one's value: its offset in the head */
   uint32_t auth_n;   /* ... and its length */
@@ -122,6 +122,11 @@ typedef struct jrpc__http {
 void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
                      uint8_t routes, const jrpc__http_host_t *host,
                      void *host_arg);
+
+/* Whether every request must pass host->authorize (a listener's
+ * tokens_file, which a reload may add or remove). Turning it on drops the
+ * memo: a head it kept was never asked about. */
+void jrpc__http_set_auth(jrpc__http_t *h, int on);
 
 /* What h holds of its own (the memo): before s's jrpc__stream_free. */
 void jrpc__http_free(jrpc__http_t *h);

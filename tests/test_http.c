@@ -662,7 +662,7 @@ static void test_obs_fold_400(void **state) {
 static char *run_auth(jrpc__engine_t *e, const char *in, size_t chunk,
                       int *rc) {
   conn_t *c = conn_new(e, JRPC_FRAMING_HTTP);
-  c->h.auth = 1;
+  jrpc__http_set_auth(&c->h, 1);
   conn_send(c, in, strlen(in), chunk);
   *rc = c->rc;
   char *out = strdup(c->out);
@@ -739,6 +739,19 @@ static void test_auth(void **state) {
   assert_non_null(strstr(out, "401 Unauthorized"));
   assert_null(strstr(out, "x_total"));
   free(out);
+  /* Auth turned on (a reload that adds tokens_file) on a connection whose
+   * memo holds a head: that head is asked about all the same. */
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  conn_send(c, AUTH_POST(""), strlen(AUTH_POST("")), 1 << 20);
+  assert_int_not_equal(c->h.memo_len, 0);
+  assert_non_null(strstr(c->out, REPLY1));
+  jrpc__http_set_auth(&c->h, 1);
+  asked = 0;
+  conn_send(c, AUTH_POST(""), strlen(AUTH_POST("")), 1 << 20);
+  assert_int_equal(asked, 1);
+  assert_non_null(strstr(c->out, "401 Unauthorized"));
+  assert_int_equal(c->rc, JRPC__ECLOSE);
+  conn_free(c);
   /* Without auth, the header is not looked at and no one is asked. */
   asked = 0;
   out = run_both(&f->e, JRPC_FRAMING_HTTP,
