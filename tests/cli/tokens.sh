@@ -28,16 +28,6 @@ setup_tmp
 P=$(free_port)
 OPEN=$(free_port)
 
-# expect_eq NAME GOT WANT
-expect_eq() {
-  if [[ "$2" == "$3" ]]; then
-    pass "$1"
-  else
-    fail "$1"
-    printf '  expected: %q\n  got:      %q\n' "$3" "$2" >&2
-  fi
-}
-
 # hcurl ARGS...: curl bounded in time; prints "STATUS BODY" and keeps the
 # reply's head in $T/head.
 hcurl() {
@@ -249,24 +239,20 @@ pass "no token in the log"
 stop_daemon tok "$PID" "$T/jrpcd.sock"
 
 # ---- config misuse ----
-refused_conf newline_tokens "newline_tokens.conf:4: [listen a] tokens_file: needs framing = http" "[listen a]
+# refused_listen NAME EXPECTED FRAMING KEY-LINE: a listener of FRAMING with
+# KEY-LINE on its line 4, refused by -t with EXPECTED.
+refused_listen() {
+  refused_conf "$1" "$2" "[listen a]
 tcp = 127.0.0.1:$P
-framing = newline
-tokens_file = $T/tokens
+framing = $3
+$4
 [plugin math]
 path = $HANDLERS/math.so"
-refused_conf peers_token "peers are let in at connect" "[listen a]
-tcp = 127.0.0.1:$P
-framing = http
-peers = token:app
-[plugin math]
-path = $HANDLERS/math.so"
+}
+refused_listen newline_tokens "newline_tokens.conf:4: [listen a] tokens_file: needs framing = http" \
+  newline "tokens_file = $T/tokens"
+refused_listen peers_token "peers are let in at connect" http "peers = token:app"
 printf 'app sha256:%s\napp sha256:%s\n' "$(printf a | sha256sum | cut -c1-64)" \
   "$(printf b | sha256sum | cut -c1-64)" >"$T/dup"
-refused_conf dup_name "$T/dup: line 2: the name is on line 1 already" "[listen a]
-tcp = 127.0.0.1:$P
-framing = http
-tokens_file = $T/dup
-[plugin math]
-path = $HANDLERS/math.so"
+refused_listen dup_name "$T/dup: line 2: the name is on line 1 already" http "tokens_file = $T/dup"
 finish
