@@ -251,10 +251,6 @@ static void message_reset(jrpc__http_t *h) {
   h->url_n = 0;
   h->memo_hit = 0;
   h->clen_at = UINT32_MAX;
-  h->auth_seen = 0;
-  h->auth_at = UINT32_MAX;
-  h->auth_n = 0;
-  h->why = NULL;
 }
 
 void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
@@ -690,6 +686,13 @@ static int parse_more(jrpc__http_t *h, int *whole) {
   if (h->memo_hit || (h->fresh && h->memo_len && memo_match(h)))
     return memo_body(h, whole);
   h->memo_len = 0; /* the parser reads this message */
+  if (h->fresh) {
+    /* What only the parser finds (a memo hit never asks for it): reset
+     * here rather than per message, which a small call would pay for. */
+    h->auth_seen = 0;
+    h->auth_n = 0;
+    h->why = NULL;
+  }
   if (h->fresh && s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
     /* The header block of LSP is an HTTP request's without the request
      * line: the parser gets one of ours first. */
