@@ -64,13 +64,16 @@ int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
     *why = "no tokens to check against"; /* auth is cleared with them */
   } else if (jrpcd_bearer_token(cred, n, &tok, &tn) != 0) {
     *why = cred ? "not a bearer token" : "a bearer token is required";
-  } else if (jrpcd_token_digest(tok, tn, d) != 0 ||
-             !(e = jrpcd_tokens_find(t, d))) {
-    *why = "the token is not valid";
-  } else if (c->token_set &&
-             memcmp(c->token_digest, d, JRPCD_TOKEN_DIGEST) != 0) {
-    e = NULL;
-    *why = "not the token of this connection's first request";
+  } else {
+    jrpcd_token_digest(tok, tn, d);
+    e = jrpcd_tokens_find(t, d);
+    if (!e) {
+      *why = "the token is not valid";
+    } else if (c->token_set &&
+               memcmp(c->token_digest, d, JRPCD_TOKEN_DIGEST) != 0) {
+      e = NULL;
+      *why = "not the token of this connection's first request";
+    }
   }
   if (!e) {
     refused(c, *why);

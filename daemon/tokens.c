@@ -8,14 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef JRPC_HAVE_TLS
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-#endif
+#include "sha256.h"
 
 /* A tokens file is a few lines per client: one larger than this is not
  * one, and is not read into memory. */
@@ -180,11 +177,6 @@ int jrpcd_tokens_load(jrpcd_tokens_t *t, const char *path, char *err,
                       size_t errlen) {
   t->v = NULL;
   t->n = 0;
-#ifndef JRPC_HAVE_TLS
-  snprintf(err, errlen, "%s: tokens need a build with TLS (-DJRPC_TLS=ON)",
-           path);
-  return -1;
-#endif
   char *text;
   if (read_all(path, &text, err, errlen) != 0)
     return -1;
@@ -245,27 +237,21 @@ void jrpcd_tokens_free(jrpcd_tokens_t *t) {
   t->n = 0;
 }
 
-int jrpcd_token_digest(const char *tok, size_t n,
-                       uint8_t out[JRPCD_TOKEN_DIGEST]) {
-#ifdef JRPC_HAVE_TLS
-  unsigned len = 0;
-  if (EVP_Digest(tok, n, out, &len, EVP_sha256(), NULL) == 1 &&
-      len == JRPCD_TOKEN_DIGEST)
-    return 0;
-#else
-  (void)tok, (void)n;
-#endif
-  memset(out, 0, JRPCD_TOKEN_DIGEST);
-  return -1;
+_Static_assert(JRPCD_TOKEN_DIGEST == JRPCD_SHA256_LEN, "SHA-256 digests");
+
+void jrpcd_token_digest(const char *tok, size_t n,
+                        uint8_t out[JRPCD_TOKEN_DIGEST]) {
+  jrpcd_sha256(tok, n, out);
 }
 
+/* Every byte is compared, whatever differs first: the time does not say
+ * how much of a digest matched (volatile keeps the compiler from ending
+ * the loop early). */
 static int same_digest(const uint8_t *a, const uint8_t *b) {
-#ifdef JRPC_HAVE_TLS
-  return CRYPTO_memcmp(a, b, JRPCD_TOKEN_DIGEST) == 0;
-#else
-  (void)a, (void)b;
-  return 0;
-#endif
+  volatile uint8_t diff = 0;
+  for (size_t i = 0; i < JRPCD_TOKEN_DIGEST; i++)
+    diff |= a[i] ^ b[i];
+  return diff == 0;
 }
 
 const jrpcd_token_t *jrpcd_tokens_find(const jrpcd_tokens_t *t,
@@ -310,11 +296,6 @@ int jrpcd_token_new(const char *name, char *tok, size_t toklen, char *line,
              name);
     return -1;
   }
-#ifndef JRPC_HAVE_TLS
-  (void)tok, (void)toklen, (void)line, (void)linelen;
-  snprintf(err, errlen, "tokens need a build with TLS (-DJRPC_TLS=ON)");
-  return -1;
-#else
   static const char b64url[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   uint8_t raw[RANDOM_BYTES + 2] = {0};
@@ -323,9 +304,16 @@ int jrpcd_token_new(const char *name, char *tok, size_t toklen, char *line,
     snprintf(err, errlen, "no room for the token");
     return -1;
   }
-  if (RAND_bytes(raw, RANDOM_BYTES) != 1) {
-    snprintf(err, errlen, "no random bytes to be had (RAND_bytes)");
-    return -1;
+  for (size_t got = 0; got < RANDOM_BYTES;) {
+    ssize_t r = getrandom(raw + got, RANDOM_BYTES - got, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      snprintf(err, errlen, "no random bytes to be had: getrandom: %s",
+               strerror(errno));
+      return -1;
+    }
+    got += (size_t)r;
   }
   /* base64url without padding: 43 characters for 32 bytes. */
   size_t o = 0;
@@ -341,12 +329,9 @@ int jrpcd_token_new(const char *name, char *tok, size_t toklen, char *line,
       tok[o++] = b64url[v & 63];
   }
   tok[o] = '\0';
-  OPENSSL_cleanse(raw, sizeof(raw));
+  explicit_bzero(raw, sizeof(raw));
   uint8_t d[JRPCD_TOKEN_DIGEST];
-  if (jrpcd_token_digest(tok, o, d) != 0) {
-    snprintf(err, errlen, "SHA-256 failed");
-    return -1;
-  }
+  jrpcd_token_digest(tok, o, d);
   size_t k = (size_t)snprintf(line, linelen, "%s sha256:", name);
   for (size_t i = 0; i < JRPCD_TOKEN_DIGEST; i++) {
     line[k++] = hexdig[d[i] >> 4];
@@ -354,5 +339,4 @@ int jrpcd_token_new(const char *name, char *tok, size_t toklen, char *line,
   }
   line[k] = '\0';
   return 0;
-#endif
 }

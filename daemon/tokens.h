@@ -12,8 +12,8 @@
  * group jrpcd serves as, 0640, is the usual way), but not written by the
  * group and neither read nor written by others: refused otherwise.
  *
- * Without a TLS build (no OpenSSL) there is no SHA-256 here: loading
- * fails and says so. */
+ * SHA-256 is sha256.c's and the random bytes come from getrandom(2), so
+ * that a build without OpenSSL has tokens too. */
 #ifndef JRPCD_TOKENS_H
 #define JRPCD_TOKENS_H
 
@@ -40,9 +40,9 @@ int jrpcd_tokens_load(jrpcd_tokens_t *t, const char *path, char *err,
                       size_t errlen);
 void jrpcd_tokens_free(jrpcd_tokens_t *t);
 
-/* The SHA-256 of n bytes. 0, or -1 without a TLS build. */
-int jrpcd_token_digest(const char *tok, size_t n,
-                       uint8_t out[JRPCD_TOKEN_DIGEST]);
+/* The SHA-256 of n bytes. */
+void jrpcd_token_digest(const char *tok, size_t n,
+                        uint8_t out[JRPCD_TOKEN_DIGEST]);
 
 /* The entry whose digest is d, or NULL: every entry is compared, in
  * constant time, whatever matches. */
