@@ -82,11 +82,13 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
 
 /* 1 when the value piece at `at` begins a folded line (obs-fold: CRLF, then
  * a space or tab). The head is in the buffer from rd, so what precedes the
- * piece is there to look at: at most the blanks after the colon. */
+ * piece is there to look at: at most the blanks after the colon. Not in
+ * the trailers of a chunked body, which are ignored (and which the body's
+ * gathering may have moved away from what preceded them). */
 static int folded(const jrpc__http_t *h, const char *at) {
   const char *head = h->s->buf + h->s->rd;
-  if (at <= head || at > h->s->buf + h->s->wr)
-    return 0; /* the request line of our own (content-length framing) */
+  if (h->head_len || at <= head || at > h->s->buf + h->s->wr)
+    return 0; /* trailers; the request line of our own (content-length) */
   while (at > head && (at[-1] == ' ' || at[-1] == '\t'))
     at--;
   return at > head && at[-1] == '\n';
