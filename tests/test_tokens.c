@@ -178,33 +178,38 @@ static void expect_refused(const char *text, mode_t mode, const char *want) {
 
 static void test_refusals(void **state) {
   (void)state;
-  expect_refused("a sha256:" H_ALPHA "\n", 0644,
-                 "mode 0644 lets others read or write it");
-  expect_refused("a sha256:" H_ALPHA "\n", 0602,
-                 "mode 0602 lets others read or write it");
-  expect_refused("a sha256:" H_ALPHA "\n", 0660,
-                 "mode 0660 lets its group write it");
-  expect_refused("# nothing\n\n", 0600, "no token");
-  expect_refused("", 0600, "no token");
-  expect_refused("# one\nalpha\n", 0600, "line 2: expected NAME sha256:HEX");
-  expect_refused("alpha " H_ALPHA "\n", 0600,
-                 "line 1: the hash must be sha256:HEX");
-  expect_refused("alpha sha512:" H_ALPHA "\n", 0600,
-                 "line 1: the hash must be sha256:HEX");
-  expect_refused("alpha sha256:" H_ALPHA "0\n", 0600,
-                 "line 1: sha256:HEX takes 64 lowercase hex digits and");
-  expect_refused("alpha sha256:" H_ALPHA " extra\n", 0600,
-                 "line 1: sha256:HEX takes 64 lowercase hex digits and");
-  expect_refused(
-      "alpha sha256:8ED3F6AD685B959EAD7022518E1AF76CD816F8E8EC7CCDDA1ED4018E8F2"
-      "223F8\n",
-      0600, "line 1: sha256:HEX takes 64 lowercase hex digits");
-  expect_refused("al/pha sha256:" H_ALPHA "\n", 0600,
-                 "line 1: a NAME is 1 to 64");
-  expect_refused("a sha256:" H_ALPHA "\n\na sha256:" H_BETA "\n", 0600,
-                 "line 3: the name is on line 1 already");
-  expect_refused("a sha256:" H_ALPHA "\nb sha256:" H_ALPHA "\n", 0600,
-                 "line 2: the hash is on line 1 already");
+  static const struct {
+    const char *text;
+    mode_t mode;
+    const char *want; /* the start of the message after the path */
+  } cases[] = {
+      {"a sha256:" H_ALPHA "\n", 0644,
+       "mode 0644 lets others read or write it"},
+      {"a sha256:" H_ALPHA "\n", 0602,
+       "mode 0602 lets others read or write it"},
+      {"a sha256:" H_ALPHA "\n", 0660, "mode 0660 lets its group write it"},
+      {"# nothing\n\n", 0600, "no token"},
+      {"", 0600, "no token"},
+      {"# one\nalpha\n", 0600, "line 2: expected NAME sha256:HEX"},
+      {"alpha " H_ALPHA "\n", 0600, "line 1: the hash must be sha256:HEX"},
+      {"alpha sha512:" H_ALPHA "\n", 0600,
+       "line 1: the hash must be sha256:HEX"},
+      {"alpha sha256:" H_ALPHA "0\n", 0600,
+       "line 1: sha256:HEX takes 64 lowercase hex digits and"},
+      {"alpha sha256:" H_ALPHA " extra\n", 0600,
+       "line 1: sha256:HEX takes 64 lowercase hex digits and"},
+      {"alpha "
+       "sha256:8ED3F6AD685B959EAD7022518E1AF76CD816F8E8EC7CCDDA1ED4018E8F2"
+       "223F8\n",
+       0600, "line 1: sha256:HEX takes 64 lowercase hex digits"},
+      {"al/pha sha256:" H_ALPHA "\n", 0600, "line 1: a NAME is 1 to 64"},
+      {"a sha256:" H_ALPHA "\n\na sha256:" H_BETA "\n", 0600,
+       "line 3: the name is on line 1 already"},
+      {"a sha256:" H_ALPHA "\nb sha256:" H_ALPHA "\n", 0600,
+       "line 2: the hash is on line 1 already"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    expect_refused(cases[i].text, cases[i].mode, cases[i].want);
   char name[80];
   memset(name, 'n', 65);
   name[65] = '\0';
