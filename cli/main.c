@@ -59,6 +59,8 @@ static void usage(FILE *f) {
       "                        verify against the CAs in FILE\n"
       "      --cert FILE       TLS: our client certificate (PEM)\n"
       "      --key FILE        TLS: its key (default: in --cert's file)\n"
+      "      --token-file FILE a bearer token for HTTP endpoints (else\n"
+      "                        $JRPC_TOKEN); jrpc speaks no HTTP yet\n"
       "      --timeout MS      give up after MS milliseconds (default "
       "30000)\n"
       "  -h, --help            this help\n"
@@ -132,7 +134,40 @@ enum {
   OPT_CAFILE,
   OPT_CERT,
   OPT_KEY,
+  OPT_TOKEN_FILE,
 };
+
+/* A bearer token as RFC 6750 has it (token68), as jrpcd takes it. */
+static bool token_ok(const char *t) {
+  size_t n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       "0123456789-._~+/");
+  n += strspn(t + n, "=");
+  return n > 0 && n <= 512 && t[n] == '\0';
+}
+
+/* --token-file FILE: its first line, into buf. Like ssh with its keys, a
+ * file others may read is refused: the token is as good as a password. */
+static int read_token(const char *file, char *buf, size_t cap) {
+  FILE *f = fopen(file, "r");
+  struct stat st;
+  if (!f || fstat(fileno(f), &st) != 0) {
+    jc_warn("--token-file %s: %s", file, strerror(errno));
+    if (f)
+      fclose(f);
+    return -1;
+  }
+  if (st.st_mode & S_IRWXO) {
+    jc_warn("--token-file %s: mode %04o lets others read it (chmod o-rwx)",
+            file, (unsigned)(st.st_mode & 07777));
+    fclose(f);
+    return -1;
+  }
+  if (!fgets(buf, (int)cap, f))
+    buf[0] = '\0';
+  fclose(f);
+  buf[strcspn(buf, "\r\n")] = '\0';
+  return 0;
+}
 
 int main(int argc, char **argv) {
   static const struct option longs[] = {
@@ -154,6 +189,7 @@ int main(int argc, char **argv) {
       {"cafile", required_argument, NULL, OPT_CAFILE},
       {"cert", required_argument, NULL, OPT_CERT},
       {"key", required_argument, NULL, OPT_KEY},
+      {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -164,6 +200,8 @@ int main(int argc, char **argv) {
   bool list = false, passthrough = false;
   int color = -1, c, modes = 0;
   char sockbuf[4200];
+  char token[600];
+  const char *token_file = NULL;
   /* '+': options end at METHOD, so "-1" after it is an argument. */
   while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
     switch (c) {
@@ -233,6 +271,9 @@ int main(int argc, char **argv) {
     case OPT_KEY:
       o.ep.key = optarg;
       break;
+    case OPT_TOKEN_FILE:
+      token_file = optarg;
+      break;
     case 'h':
       usage(stdout);
       return JC_EXIT_OK;
@@ -260,6 +301,23 @@ int main(int argc, char **argv) {
     jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT)");
     return JC_EXIT_USAGE;
   }
+  if (token_file && read_token(token_file, token, sizeof(token)) < 0)
+    return JC_EXIT_USAGE;
+  o.ep.token = token_file ? token : getenv("JRPC_TOKEN");
+  if (o.ep.token && !*o.ep.token && !token_file)
+    o.ep.token = NULL; /* JRPC_TOKEN= set empty: none */
+  if (o.ep.token && !token_ok(o.ep.token)) {
+    jc_warn("%s: not a bearer token (1 to 512 of A-Z a-z 0-9 - . _ ~ + /, "
+            "then = padding)",
+            token_file ? "--token-file" : "JRPC_TOKEN");
+    return JC_EXIT_USAGE;
+  }
+  /* Every endpoint jrpc reaches today is newline or length framed: the
+   * token is for HTTP ones (issue 25). Said when it was asked for. */
+  if (token_file)
+    jc_warn("--token-file: the token goes to HTTP endpoints only, and this "
+            "one is %s framed: not sent",
+            o.ep.framing == JC_LENGTH ? "length" : "newline");
   jc_output_init(&o.out, color);
   o.id = id_text ? jc_word_value(id_text) : json_integer(1);
   if (!json_is_string(o.id) && !json_is_number(o.id) && !json_is_null(o.id)) {

@@ -20,6 +20,9 @@ typedef struct {
   /* TLS (tcp only), on when cafile is set: the server's certificate must
    * verify against cafile; cert and key (key defaults to cert) are ours. */
   const char *cafile, *cert, *key;
+  /* A bearer token (--token-file, $JRPC_TOKEN) for HTTP endpoints, which
+   * jrpc cannot reach yet: checked, kept here, sent by none. NULL: none. */
+  const char *token;
 } jc_endpoint;
 
 typedef struct {

@@ -142,7 +142,8 @@ static int parse_net(const char *word, jrpcd_principal_t *p, char *err,
 bad:
   snprintf(err, errlen,
            "\"%s\": not a principal (an IPv4 or IPv6 address or CIDR range, "
-           "uid:N, gid:N, user:NAME, group:NAME, cert:CN or san:NAME)",
+           "uid:N, gid:N, user:NAME, group:NAME, cert:CN, san:NAME or "
+           "token:NAME)",
            word);
   return -1;
 }
@@ -166,9 +167,10 @@ int jrpcd_principal_parse(const char *word, int any_ok, jrpcd_principal_t *p,
     const char *tag;
     jrpcd_prin_kind_t kind;
     int by_name;
-  } tags[] = {{"uid", JRPCD_PRIN_UID, 0},   {"gid", JRPCD_PRIN_GID, 0},
-              {"user", JRPCD_PRIN_UID, 1},  {"group", JRPCD_PRIN_GID, 1},
-              {"cert", JRPCD_PRIN_CERT, 0}, {"san", JRPCD_PRIN_SAN, 0}};
+  } tags[] = {{"uid", JRPCD_PRIN_UID, 0},    {"gid", JRPCD_PRIN_GID, 0},
+              {"user", JRPCD_PRIN_UID, 1},   {"group", JRPCD_PRIN_GID, 1},
+              {"cert", JRPCD_PRIN_CERT, 0},  {"san", JRPCD_PRIN_SAN, 0},
+              {"token", JRPCD_PRIN_TOKEN, 0}};
   for (size_t i = 0; colon && i < sizeof(tags) / sizeof(tags[0]); i++) {
     size_t tl = strlen(tags[i].tag);
     if ((size_t)(colon - word) != tl || strncmp(word, tags[i].tag, tl) != 0)
@@ -179,7 +181,8 @@ int jrpcd_principal_parse(const char *word, int any_ok, jrpcd_principal_t *p,
       return -1;
     }
     p->kind = tags[i].kind;
-    if (p->kind == JRPCD_PRIN_CERT || p->kind == JRPCD_PRIN_SAN) {
+    if (p->kind == JRPCD_PRIN_CERT || p->kind == JRPCD_PRIN_SAN ||
+        p->kind == JRPCD_PRIN_TOKEN) {
       p->name = strdup(v);
       if (!p->name) {
         snprintf(err, errlen, "out of memory");
@@ -268,6 +271,8 @@ int jrpcd_principal_match(const jrpcd_principal_t *p,
       if (strcasecmp(id->sans[i], p->name) == 0) /* DNS names: any case */
         return 1;
     return 0;
+  case JRPCD_PRIN_TOKEN:
+    return id->token && strcmp(id->token, p->name) == 0;
   }
   return 0;
 }

@@ -19,7 +19,8 @@ typedef enum {
   JRPCD_PRIN_UID,     /* uid:N, user:NAME */
   JRPCD_PRIN_GID,     /* gid:N, group:NAME (supplementary groups count) */
   JRPCD_PRIN_CERT,    /* cert:CN */
-  JRPCD_PRIN_SAN      /* san:NAME (a DNS subjectAltName) */
+  JRPCD_PRIN_SAN,     /* san:NAME (a DNS subjectAltName) */
+  JRPCD_PRIN_TOKEN    /* token:NAME (an HTTP bearer token, tokens.h) */
 } jrpcd_prin_kind_t;
 
 typedef struct jrpcd_principal {
@@ -28,7 +29,7 @@ typedef struct jrpcd_principal {
   unsigned prefix;  /* NET: leading bits that must match */
   uint8_t addr[16]; /* NET: network order, IPv4 in the first 4 */
   uint32_t id;      /* UID, GID */
-  char *name;       /* CERT, SAN: owned */
+  char *name;       /* CERT, SAN, TOKEN: owned */
 } jrpcd_principal_t;
 
 /* What is known of a connection's peer. Pointers are borrowed. */
@@ -42,6 +43,7 @@ typedef struct jrpcd_identity {
   const char *cert_cn; /* verified client certificate, or NULL */
   const char *const *sans;
   size_t nsans;
+  const char *token; /* the name of the HTTP bearer token sent, or NULL */
 } jrpcd_identity_t;
 
 struct sockaddr;

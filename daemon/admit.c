@@ -90,11 +90,13 @@ static int peer_groups(jrpcd_conn_t *c, int fd, jrpcd_identity_t *id,
 
 /* Reads the peer's identity off the socket: credentials and (when asked)
  * supplementary groups on Unix sockets, the address on TCP, and on TLS
- * the verified certificate's CN and DNS names. 0, or -1 when the peer
- * cannot be known (gone already). b is an IDENT_BUF. */
+ * the verified certificate's CN and DNS names, and on HTTP the bearer
+ * token its requests bring. 0, or -1 when the peer cannot be known (gone
+ * already). b is an IDENT_BUF. */
 static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
                          int want_groups) {
   memset(id, 0, sizeof(*id));
+  id->token = jrpcd_conn_token(c); /* a bearer token's name (conn_auth.c) */
   int fd = -1;
   uv_fileno(&c->h.h, &fd);
   if (c->l->is_unix) {
@@ -290,19 +292,27 @@ int jrpcd_conn_admit(jrpcd_conn_t *c) {
   return 1;
 }
 
-void jrpcd_conn_regen(jrpcd_conn_t *c) {
+int jrpcd_conn_review(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
   const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, c->l->name);
-  c->reg = &w->gen->reg;
-  if (!pol || (!pol->methods.n && !w->gen->has_access))
-    return;
+  if (!pol || (!pol->methods.n && !w->gen->has_access)) {
+    c->reg = &w->gen->reg;
+    return 0;
+  }
   jrpcd_identity_t id;
   IDENT_BUF(buf);
   const jrpc__registry_t *r = NULL;
   if (conn_identity(c, &id, &buf, 1) == 0)
     r = lookup_for(c, w->gen, pol, &id);
-  if (r)
-    c->reg = r;
-  else
+  if (!r)
+    return -1;
+  c->reg = r;
+  return 0;
+}
+
+void jrpcd_conn_regen(jrpcd_conn_t *c) {
+  jrpcd_conn_auth_update(c);
+  c->reg = &c->w->gen->reg;
+  if (jrpcd_conn_review(c) != 0)
     jrpcd_conn_close(c, "no view of the reloaded methods");
 }

@@ -343,6 +343,9 @@ static void check_peers(parse_t *p, const jrpcd_listen_conf_t *l) {
     else if ((pr.kind == JRPCD_PRIN_CERT || pr.kind == JRPCD_PRIN_SAN) &&
              !l->tls_cert)
       bad = "a certificate name needs a TLS listener (tls_cert)";
+    else if (pr.kind == JRPCD_PRIN_TOKEN)
+      bad = "peers are let in at connect, before any token is sent: name "
+            "token: principals in [access]";
     jrpcd_principal_free(&pr);
     if (bad) {
       const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, "peers");
@@ -380,6 +383,18 @@ static int check_tls(parse_t *p, const jrpcd_listen_conf_t *l) {
            "TLS needs both tls_cert and tls_key (%s is not set)", missing);
   return -1;
 #endif
+}
+
+/* tokens_file is read for HTTP requests' Authorization header: other
+ * framings have none. Whether the file loads is found out when the plugin
+ * generation loads (and again on every SIGHUP). */
+static int check_tokens(parse_t *p, const jrpcd_listen_conf_t *l) {
+  if (!l->tokens_file || l->framing == JRPC_FRAMING_HTTP)
+    return 0;
+  const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, "tokens_file");
+  fail_key(p, seen_line(p, k), "tokens_file",
+           "needs framing = http (bearer tokens come in HTTP headers)");
+  return -1;
 }
 
 /* A listener is of the kind of its one kind key (unix, tcp); the keys of
@@ -429,7 +444,7 @@ static void end_listen(parse_t *p) {
              jrpcd_kind_names[l->kind]);
     return;
   }
-  if (check_tls(p, l) == 0)
+  if (check_tls(p, l) == 0 && check_tokens(p, l) == 0)
     check_peers(p, l);
 }
 

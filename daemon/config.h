@@ -46,6 +46,7 @@ typedef struct jrpcd_listen_conf {
   char *tls_ciphers;        /* NULL: OpenSSL's default */
   int health;               /* framing = http: GET /health answers */
   int metrics;              /* framing = http: GET /metrics answers */
+  char *tokens_file; /* framing = http: bearer tokens (tokens.h); NULL: none */
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {

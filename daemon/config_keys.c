@@ -252,6 +252,11 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"metrics", LISTEN(metrics), .type = JRPCD_KEY_BOOL,
      .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
      .doc = "framing = http: GET /metrics answers (Prometheus text format)"},
+    {"tokens_file", LISTEN(tokens_file), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a tokens file",
+     .doc = "framing = http: every request but GET /health needs "
+            "Authorization: Bearer with a token of this file (NAME "
+            "sha256:HEX lines); none when unset"},
 
     /* [plugin NAME]: its other keys go to the plugin. */
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,

@@ -456,6 +456,7 @@ static void conn_start(jrpcd_conn_t *c) {
   if (l->framing >= JRPC_FRAMING_HTTP)
     jrpc__http_init(&c->http, &c->st, w->srv->conf.max_header_bytes,
                     l->http_routes, &jrpcd_http_host, c);
+  jrpcd_conn_auth_update(c); /* tokens_file: a token on every request */
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   /* st.frame_budget is set by each read (read_by). */
   peer_of(c);

@@ -19,6 +19,7 @@
 #include "sdnotify.h"
 #include "strspan.h"
 #include "server.h"
+#include "tokens.h"
 
 #ifndef JRPCD_VERSION
 #define JRPCD_VERSION "0.0.0"
@@ -28,6 +29,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: jrpcd [-c FILE] [-t] [-T] [-v]... [-q] [-V] [-h]\n"
           "       jrpcd --list-keys\n"
+          "       jrpcd --hash-token NAME\n"
           "  -c FILE  serve with this config (see jrpcd.conf); without it,\n"
           "           a built-in one: a Unix socket in $XDG_RUNTIME_DIR (or\n"
           "           the private ${TMPDIR:-/tmp}/jrpcd-UID), TCP on\n"
@@ -43,6 +45,8 @@ static void usage(FILE *f) {
           "  -h       this help\n"
           "  --list-keys  print every config key: section, key, listener\n"
           "           kinds, values, default, description (tab-separated)\n"
+          "  --hash-token NAME  make a random bearer token: the token on\n"
+          "           stderr, its tokens_file line on stdout\n"
           "Runs in the foreground and logs to stderr (in the journal's format\n"
           "when $JOURNAL_STREAM names stderr). SIGTERM/SIGINT stop it\n"
           "gracefully; SIGHUP reloads the config's plugins. Under systemd it\n"
@@ -217,6 +221,22 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
   return bad;
 }
 
+/* --hash-token NAME: the token goes to stderr (the terminal), the line for
+ * tokens_file to stdout, so that `jrpcd --hash-token app >> FILE` stores
+ * only its hash. */
+static int hash_token(const char *name) {
+  char tok[64], line[JRPCD_TOKEN_NAME_MAX + 128], err[256];
+  if (jrpcd_token_new(name, tok, sizeof(tok), line, sizeof(line), err,
+                      sizeof(err)) != 0) {
+    fprintf(stderr, "jrpcd: --hash-token: %s\n", err);
+    return 1;
+  }
+  fprintf(stderr, "%s\n", tok);
+  printf("%s\n", line);
+  explicit_bzero(tok, sizeof(tok));
+  return fflush(stdout) == 0 && fflush(stderr) == 0 ? 0 : 1;
+}
+
 /* Every connection is a file descriptor, and the usual soft limit (1024)
  * is far below what one worker can serve; the hard limit is ours to take.
  * Says so when even that is below max_connections. */
@@ -248,9 +268,10 @@ static void raise_fd_limit(const jrpcd_config_t *c) {
 int main(int argc, char **argv) {
   const char *file = NULL;
   int test = 0, dump = 0, verbose = 0, quiet = 0, opt;
-  enum { LIST_KEYS = 256 };
+  enum { LIST_KEYS = 256, HASH_TOKEN };
   static const struct option long_options[] = {
       {"list-keys", no_argument, NULL, LIST_KEYS},
+      {"hash-token", required_argument, NULL, HASH_TOKEN},
       {NULL, 0, NULL, 0},
   };
   while ((opt = getopt_long(argc, argv, "c:tTvqVh", long_options, NULL)) !=
@@ -268,6 +289,8 @@ int main(int argc, char **argv) {
     case LIST_KEYS:
       jrpcd_keys_print(stdout);
       return 0;
+    case HASH_TOKEN:
+      return hash_token(optarg);
     case 'v':
       verbose++;
       break;

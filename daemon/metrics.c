@@ -72,6 +72,9 @@ static uint64_t w_in(const jrpcd_worker_t *w) {
 static uint64_t w_out(const jrpcd_worker_t *w) {
   return JRPC__STAT_GET(w->bytes_out);
 }
+static uint64_t w_unauthorized(const jrpcd_worker_t *w) {
+  return JRPC__STAT_GET(w->auth_fail);
+}
 
 static const struct {
   const char *name, *type, *help;
@@ -89,6 +92,9 @@ static const struct {
      w_in},
     {"jrpcd_worker_sent_bytes_total", "counter", "Bytes written to clients.",
      w_out},
+    {"jrpcd_worker_unauthorized_total", "counter",
+     "HTTP requests answered 401 (no bearer token, or not a valid one).",
+     w_unauthorized},
 };
 
 static void per_method(jrpc__outbuf_t *o, jrpcd_gen_t *g,
@@ -197,4 +203,5 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   return o->oom ? JRPC_ENOMEM : 0;
 }
 
-const jrpc__http_host_t jrpcd_http_host = {healthy, metrics};
+const jrpc__http_host_t jrpcd_http_host = {healthy, metrics,
+                                           jrpcd_conn_authorize};

@@ -150,12 +150,28 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
+  g->tokens = calloc(c->nlistens ? c->nlistens : 1, sizeof(*g->tokens));
+  if (!g->tokens) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
   for (; g->npolicies < c->nlistens; g->npolicies++) {
     const jrpcd_listen_conf_t *l = &c->listens[g->npolicies];
     char why[512];
     if (jrpcd_policy_init(&g->policies[g->npolicies], l->name, l->peers,
                           l->methods, why, sizeof(why)) != 0) {
       snprintf(err, errlen, "%s: [listen %s]: %s", c->file, l->name, why);
+      goto fail;
+    }
+    /* Read with the generation, so that a SIGHUP reads it again; a file
+     * that does not load fails the start or the reload (the previous
+     * generation, tokens included, then serves on). */
+    if (l->tokens_file &&
+        jrpcd_tokens_load(&g->tokens[g->npolicies], l->tokens_file, why,
+                          sizeof(why)) != 0) {
+      snprintf(err, errlen, "%s: [listen %s] tokens_file: %s", c->file, l->name,
+               why);
+      g->npolicies++; /* its policy is made: freed with the others */
       goto fail;
     }
   }
@@ -184,9 +200,13 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   free(g->wrefs);
   jrpc__registry_free(&g->reg);
   free(g->mstats);
-  for (size_t i = 0; i < g->npolicies; i++)
+  for (size_t i = 0; i < g->npolicies; i++) {
     jrpcd_policy_free(&g->policies[i]);
+    if (g->tokens)
+      jrpcd_tokens_free(&g->tokens[i]);
+  }
   free(g->policies);
+  free(g->tokens);
   jrpcd_views_free(g);
   jrpcd_access_free(&g->access);
   pthread_mutex_destroy(&g->views_mu);
@@ -213,6 +233,14 @@ const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
   for (size_t i = 0; i < g->npolicies; i++)
     if (strcmp(g->policies[i].listener, listener) == 0)
       return &g->policies[i];
+  return NULL;
+}
+
+const jrpcd_tokens_t *jrpcd_gen_tokens(const jrpcd_gen_t *g,
+                                       const char *listener) {
+  for (size_t i = 0; g->tokens && i < g->npolicies; i++)
+    if (strcmp(g->policies[i].listener, listener) == 0)
+      return g->tokens[i].n ? &g->tokens[i] : NULL;
   return NULL;
 }
 

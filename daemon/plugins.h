@@ -15,6 +15,7 @@
 #include "module.h"
 #include "registry.h"
 #include "stats.h"
+#include "tokens.h"
 
 typedef struct jrpcd_plugin {
   char *name; /* [plugin NAME] */
@@ -48,6 +49,9 @@ typedef struct jrpcd_gen {
   /* Each [listen] section's TLS context, indexed like policies; NULL for
    * a plain listener (gen_tls.h fills it). */
   struct jrpcd_tls_ctx **tls;
+  /* Each [listen] section's bearer tokens (tokens_file), read when the
+   * generation loads, indexed like policies; n == 0: none asked for. */
+  jrpcd_tokens_t *tokens;
   /* Holds per worker (as many as workers), within refs: while worker k
    * has one, its thread may run this generation's code with its own
    * per-worker slots; at 0 those slots are finalised (jrpc_on_worker). */
@@ -77,6 +81,11 @@ static inline jrpcd_gen_t *jrpcd_gen_of(const jrpc__registry_t *r) {
 /* The policy of the listener named `listener`, or NULL if this
  * generation's config has no such section. */
 const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
+                                       const char *listener);
+
+/* The tokens of the listener named `listener`, or NULL when it has no
+ * tokens_file. */
+const jrpcd_tokens_t *jrpcd_gen_tokens(const jrpcd_gen_t *g,
                                        const char *listener);
 
 /* discover.c: registers rpc.discover in g's registry. */

@@ -42,6 +42,7 @@ static void w_workers(jrpc_call_t *c, const jrpcd_server_t *srv) {
     w_num(c, "errors", JRPC__STAT_GET(w->engine.stats.errors));
     w_num(c, "bytes_in", JRPC__STAT_GET(w->bytes_in));
     w_num(c, "bytes_out", JRPC__STAT_GET(w->bytes_out));
+    w_num(c, "unauthorized", JRPC__STAT_GET(w->auth_fail));
     jrpc_w_obj_end(c);
   }
   jrpc_w_arr_end(c);

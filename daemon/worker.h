@@ -85,6 +85,10 @@ typedef struct jrpcd_conn {
                     told apart (conn.c) */
   jrpcd_peerkey_t pkey;
   struct jrpcd_conn_tls *tls; /* on a TLS listener (conn_tls.h), or NULL */
+  /* tokens_file: the SHA-256 of the bearer token its first request
+   * brought (conn_auth.c), which every later one must bring too. */
+  uint8_t token_set;
+  uint8_t token_digest[JRPCD_TOKEN_DIGEST];
   jrpc__http_t http; /* framing = http or content-length: st.http is this */
 } jrpcd_conn_t;
 
@@ -130,11 +134,13 @@ typedef struct jrpcd_worker {
   jrpcd_ratelog_t peers_log;    /* peers not in a listener's `peers` */
   jrpcd_ratelog_t per_peer_log; /* over max_connections_per_peer */
   jrpcd_ratelog_t denied_log;   /* calls [access] denied */
+  jrpcd_ratelog_t auth_log;     /* HTTP requests without a valid token */
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
   jrpc__counter_t accepted;  /* connections served since start */
   jrpc__counter_t bytes_in;  /* read from clients */
   jrpc__counter_t bytes_out; /* written to clients */
+  jrpc__counter_t auth_fail; /* HTTP requests answered 401 (tokens_file) */
   jrpcd_slowcalls_t slow;    /* slow_call_ms: the last few, the log's limit */
   uint8_t stopping;          /* shutdown began */
   uint8_t stopped;           /* handles closed; the loop is ending */
@@ -176,6 +182,18 @@ int jrpcd_conn_admit(jrpcd_conn_t *c);
 /* After a reload: c->reg for the worker's new generation (closes c if
  * none can be had). */
 void jrpcd_conn_regen(jrpcd_conn_t *c);
+/* c->reg for what is known of the peer now (a bearer token, say): 0, or
+ * -1 when no view can be had (logged; c->reg is left as it was). */
+int jrpcd_conn_review(jrpcd_conn_t *c);
+
+/* conn_auth.c: jrpcd_http_host's authorize (http.h), for listeners with a
+ * tokens_file; and whether c's requests must bring a token, set at accept
+ * and at each reload. */
+int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
+                         size_t n, const char **why);
+void jrpcd_conn_auth_update(jrpcd_conn_t *c);
+/* The name of the token c's requests bring, or NULL. */
+const char *jrpcd_conn_token(const jrpcd_conn_t *c);
 
 /* conn.c */
 /* "pid 12 uid 1000", "127.0.0.1:5123", "[::1]:5123", for log lines. */

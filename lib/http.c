@@ -14,7 +14,7 @@
  * reply (a reply frame is below 4 GiB, dispatch.c). */
 #define CL_WIDTH 10
 
-enum { FIELD_NONE = 0, FIELD_OTHER, FIELD_CTYPE, FIELD_EXPECT };
+enum { FIELD_NONE = 0, FIELD_OTHER, FIELD_CTYPE, FIELD_EXPECT, FIELD_AUTH };
 
 /* The head written before a reply's body, to be completed by head_end. */
 typedef struct head {
@@ -80,8 +80,26 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
   return 0;
 }
 
+/* 1 when the value piece at `at` begins a folded line (obs-fold: CRLF, then
+ * a space or tab). The head is in the buffer from rd, so what precedes the
+ * piece is there to look at: at most the blanks after the colon. Not in
+ * the trailers of a chunked body, which are ignored (and which the body's
+ * gathering may have moved away from what preceded them). */
+static int folded(const jrpc__http_t *h, const char *at) {
+  const char *head = h->s->buf + h->s->rd;
+  if (h->head_len || at <= head || at > h->s->buf + h->s->wr)
+    return 0; /* trailers; the request line of our own (content-length) */
+  while (at > head && (at[-1] == ' ' || at[-1] == '\t'))
+    at--;
+  return at > head && at[-1] == '\n';
+}
+
 static int on_header_value(http_parser *p, const char *at, size_t len) {
   jrpc__http_t *h = of_parser(p);
+  if (folded(h, at)) {
+    h->status = 400;
+    return 1;
+  }
   if (h->field == FIELD_NONE) {
     /* The first piece of a value: the name before it is whole. */
     size_t n = h->field_n;
@@ -94,15 +112,26 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
       h->clen_at = (uint32_t)(at - (h->s->buf + h->s->rd));
     } else if (n == 6 && strncasecmp(h->field_name, "expect", 6) == 0) {
       h->field = FIELD_EXPECT;
+    } else if (h->auth && n == 13 &&
+               strncasecmp(h->field_name, "authorization", 13) == 0) {
+      /* Where the value is: the head stays in the buffer until judged, and
+       * a value is contiguous (no fold), so it is read in place. */
+      h->field = FIELD_AUTH;
+      if (h->auth_seen++ == 0)
+        h->auth_at = (uint32_t)(at - (h->s->buf + h->s->rd));
     }
     h->field_n = 0xff;
     h->value_n = 0;
   }
-  if (h->field != FIELD_OTHER)
+  if (h->field == FIELD_AUTH) {
+    if (h->auth_seen == 1)
+      h->auth_n += (uint32_t)len; /* the first one, piece by piece */
+  } else if (h->field != FIELD_OTHER) {
     for (size_t i = 0; i < len && h->value_n <= sizeof(h->value);
          i++, h->value_n++)
       if (h->value_n < sizeof(h->value))
         h->value[h->value_n] = at[i];
+  }
   return 0;
 }
 
@@ -142,6 +171,20 @@ static int judge_head(jrpc__http_t *h) {
     h->route = JRPC__HTTP_ROUTE_HEALTH;
   else if ((h->routes & JRPC__HTTP_ROUTE_METRICS) && path_is(h, "/metrics"))
     h->route = JRPC__HTTP_ROUTE_METRICS;
+  /* Before anything else about the request: a client without a token
+   * learns nothing of what the listener serves, and no body is read for
+   * it. /health stays open to balancers. */
+  if (h->auth && h->route != JRPC__HTTP_ROUTE_HEALTH) {
+    const char *cred = h->auth_seen == 1 && h->auth_at < h->head_len
+                           ? h->s->buf + h->s->rd + h->auth_at
+                           : NULL;
+    int st = 401; /* no one to ask: closed */
+    if (h->host && h->host->authorize)
+      st = h->host->authorize(h->host_arg, h->s, cred, cred ? h->auth_n : 0,
+                              &h->why);
+    if (st)
+      return st;
+  }
   if (h->route ? p->method != HTTP_GET : p->method != HTTP_POST)
     h->status = 405;
   else if (!h->route && h->bad_type)
@@ -227,6 +270,12 @@ void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
   s->http = h;
 }
 
+void jrpc__http_set_auth(jrpc__http_t *h, int on) {
+  h->auth = on != 0;
+  if (on)
+    h->memo_len = 0;
+}
+
 void jrpc__http_free(jrpc__http_t *h) {
   free(h->memo);
   h->memo = NULL;
@@ -243,6 +292,8 @@ static const char *reason(int status) {
     return "No Content";
   case 400:
     return "Bad Request";
+  case 401:
+    return "Unauthorized";
   case 405:
     return "Method Not Allowed";
   case 408:
@@ -369,6 +420,8 @@ static int status_reply(jrpc__http_t *h, int status) {
   const char *allow = NULL;
   if (status == 405)
     allow = h->route ? "Allow: GET\r\n" : "Allow: POST\r\n";
+  else if (status == 401)
+    allow = "WWW-Authenticate: Bearer\r\n";
   int rc = head_begin(h, o, &hd, status, json_type, allow);
   if (rc)
     return rc;
@@ -393,7 +446,11 @@ static int status_reply(jrpc__http_t *h, int status) {
   } else if (status == 405) {
     msg = h->route ? "Method Not Allowed: GET only"
                    : "Method Not Allowed: POST JSON-RPC requests";
+  } else if (status == 401) {
+    code = JRPC_ACCESS_DENIED;
   }
+  if (h->why && n == 0)
+    n = snprintf(data, sizeof(data), "\"%s\"", h->why);
   jrpc__reply_error(o, code, msg, n ? data : NULL, (size_t)n, NULL, 0);
   jrpc__out_byte(o, '\n');
   return head_end(o, &hd);
@@ -555,8 +612,9 @@ static void memo_record(jrpc__http_t *h) {
   const http_parser *p = &h->p;
   const char *b = h->s->buf + h->s->rd;
   h->memo_len = 0;
-  if (h->status || h->route || h->expect || h->close_after || p->upgrade ||
-      p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
+  /* With auth, every head goes to the host, so none is skipped. */
+  if (h->auth || h->status || h->route || h->expect || h->close_after ||
+      p->upgrade || p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
       !(p->flags & F_CONTENTLENGTH) || h->head_len > JRPC__HTTP_MEMO_MAX ||
       h->clen_at >= h->head_len)
     return;
@@ -630,6 +688,13 @@ static int parse_more(jrpc__http_t *h, int *whole) {
   if (h->memo_hit || (h->fresh && h->memo_len && memo_match(h)))
     return memo_body(h, whole);
   h->memo_len = 0; /* the parser reads this message */
+  if (h->fresh) {
+    /* What only the parser finds (a memo hit never asks for it): reset
+     * here rather than per message, which a small call would pay for. */
+    h->auth_seen = 0;
+    h->auth_n = 0;
+    h->why = NULL;
+  }
   if (h->fresh && s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
     /* The header block of LSP is an HTTP request's without the request
      * line: the parser gets one of ours first. */

@@ -26,7 +26,13 @@
  * body over max_frame_bytes, 415 for a Content-Type that is not JSON, 431
  * for a head over max_header_bytes, 503 from /health while draining. 400,
  * 408, 413 and 431 close the connection (the stream's framing is lost or
- * its client too slow); the others keep it. */
+ * its client too slow); the others keep it. A header folded over lines
+ * (RFC 7230's obs-fold) is a 400: read as one line, a folded
+ * Content-Length or Transfer-Encoding would frame the body otherwise than
+ * a proxy in front may have. With `auth` (a listener's tokens_file), the
+ * host judges each head's Authorization before anything else is: 401
+ * (with WWW-Authenticate: Bearer) closes the connection before any byte
+ * of the body is read. */
 #ifndef JRPC_HTTP_H
 #define JRPC_HTTP_H
 
@@ -51,6 +57,13 @@ typedef struct jrpc__http_host {
   int (*healthy)(void *arg);
   /* Appends the Prometheus text exposition to o; 0 or JRPC_ENOMEM. */
   int (*metrics)(void *arg, jrpc__outbuf_t *o);
+  /* For a stream with `auth` set, once per request head (but /health's):
+   * the Authorization header's value (cred NULL when there is none, or
+   * when there is more than one). 0 lets the request in; otherwise the
+   * status that answers it (401, or 503) with why, a short reason for the
+   * client, and the connection closes. */
+  int (*authorize)(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
+                   const char **why);
 } jrpc__http_host_t;
 
 typedef struct jrpc__http {
@@ -70,6 +83,11 @@ typedef struct jrpc__http {
   uint8_t head_done; /* ... or at the head's end */
   uint16_t status;   /* an error status decided while parsing, or 0 */
   uint8_t route;     /* the GET route asked for, or 0 */
+  uint8_t auth;      /* every request asks host->authorize (set_auth) */
+  uint8_t auth_seen; /* Authorization headers in this head (with auth) */
+  uint32_t auth_at;  /* the first one's value: its offset in the head */
+  uint32_t auth_n;   /* ... and its length */
+  const char *why;   /* the host's reason for an error status, or NULL */
   uint8_t bad_type;  /* a Content-Type that is not JSON */
   uint8_t expect;    /* Expect: 100-continue */
   uint8_t field;     /* the header being read: one of http.c's FIELD_* */
@@ -104,6 +122,11 @@ typedef struct jrpc__http {
 void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
                      uint8_t routes, const jrpc__http_host_t *host,
                      void *host_arg);
+
+/* Whether every request must pass host->authorize (a listener's
+ * tokens_file, which a reload may add or remove). Turning it on drops the
+ * memo: a head it kept was never asked about. */
+void jrpc__http_set_auth(jrpc__http_t *h, int on);
 
 /* What h holds of its own (the memo): before s's jrpc__stream_free. */
 void jrpc__http_free(jrpc__http_t *h);

@@ -57,7 +57,21 @@ static int healthy(void *arg) {
 static int metrics(void *arg, jrpc__outbuf_t *o) {
   return jrpc__out_put(o, "x_total 3\n", 10);
 }
-static const jrpc__http_host_t http_host = {healthy, metrics};
+/* The host's authorize, for streams with auth: lets "Bearer good" in and
+ * remembers what it was asked. */
+static int asked;
+static char asked_cred[128];
+static int authorize(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
+                     const char **why) {
+  asked++;
+  snprintf(asked_cred, sizeof(asked_cred), "%.*s", cred ? (int)n : 6,
+           cred ? cred : "(none)");
+  if (cred && n == 11 && memcmp(cred, "Bearer good", 11) == 0)
+    return 0;
+  *why = "no good";
+  return 401;
+}
+static const jrpc__http_host_t http_host = {healthy, metrics, authorize};
 
 typedef struct fixture {
   jrpc__registry_t reg;
@@ -606,6 +620,147 @@ static void append(char *in, size_t cap, const char *head, const char *body) {
  * not parsed again (the memo): every other difference still counts. In
  * one read the memo serves; byte by byte every head is parsed; run_both
  * holds the two to the same output. */
+/* A header folded over two lines (obs-fold) is a 400 and the end of the
+ * connection, whichever header it is: folded, Content-Length and
+ * Transfer-Encoding would be read here otherwise than by a proxy that
+ * does not unfold. */
+static void test_obs_fold_400(void **state) {
+  fixture_t *f = *state;
+  static const char *const folded[] = {
+      "POST / HTTP/1.1\r\nContent-Length:\r\n 2\r\n\r\n{}",
+      "POST / HTTP/1.1\r\nContent-Length:\r\n\t2\r\n\r\n{}",
+      "POST / HTTP/1.1\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+      "2\r\n{}\r\n0\r\n\r\n",
+      "POST / HTTP/1.1\r\nContent-Type: application/json\r\n"
+      "Authorization: Bearer\r\n good\r\nContent-Length: 2\r\n\r\n{}",
+      "POST / HTTP/1.1\r\nX-Any: a\r\n  b\r\nContent-Length: 2\r\n\r\n{}",
+  };
+  for (size_t i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
+    expect_status(f, folded[i], "400 Bad Request", 1);
+  /* Blanks after the colon are no fold. */
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP,
+                       "POST / HTTP/1.1\r\nContent-Type: application/json"
+                       "\r\nContent-Length: \t "
+                       "53\r\n\r\n" CALL1,
+                       NULL);
+  assert_non_null(strstr(out, REPLY1));
+  free(out);
+  /* The content-length framing's header block: -32700, closed. */
+  int rc;
+  out = run_both(&f->e, JRPC_FRAMING_CONTENT_LENGTH,
+                 "Content-Length:\r\n 53\r\n\r\n" CALL1, &rc);
+  assert_int_equal(rc, JRPC__ECLOSE);
+  assert_non_null(strstr(out, "-32700"));
+  assert_null(strstr(out, "\"result\""));
+  free(out);
+}
+
+/* With auth, every head but /health's goes to the host's authorize with
+ * its Authorization value, before anything else of the request: a
+ * refusal is 401 with WWW-Authenticate: Bearer, -32006 and the host's
+ * reason, and the connection closes; the memo skips no head. */
+static char *run_auth(jrpc__engine_t *e, const char *in, size_t chunk,
+                      int *rc) {
+  conn_t *c = conn_new(e, JRPC_FRAMING_HTTP);
+  jrpc__http_set_auth(&c->h, 1);
+  conn_send(c, in, strlen(in), chunk);
+  *rc = c->rc;
+  char *out = strdup(c->out);
+  conn_free(c);
+  return out;
+}
+
+static char *run_auth_both(jrpc__engine_t *e, const char *in, int *rc) {
+  int rc2;
+  char *a = run_auth(e, in, 1 << 20, rc);
+  char *b = run_auth(e, in, 1, &rc2);
+  assert_string_equal(a, b);
+  assert_int_equal(*rc, rc2);
+  free(b);
+  return a;
+}
+
+#define AUTH_POST(auth)                                                        \
+  "POST / HTTP/1.1\r\nHost: t\r\n" auth "Content-Type: application/json\r\n"   \
+  "Content-Length: 53\r\n\r\n" CALL1
+
+static void test_auth(void **state) {
+  fixture_t *f = *state;
+  int rc;
+  /* None: asked with no credentials; refused, closed, nothing run. */
+  asked = 0;
+  char *out = run_auth(&f->e, AUTH_POST(""), 1 << 20, &rc);
+  assert_int_equal(asked, 1);
+  assert_string_equal(asked_cred, "(none)");
+  assert_true(strncmp(out, "HTTP/1.1 401 Unauthorized\r\n", 27) == 0);
+  assert_non_null(strstr(out, "WWW-Authenticate: Bearer\r\n"));
+  assert_non_null(strstr(out, "Connection: close\r\n"));
+  assert_non_null(strstr(out, "-32006"));
+  assert_non_null(strstr(out, "\"data\":\"no good\""));
+  assert_null(strstr(out, "\"result\""));
+  assert_int_equal(rc, JRPC__ECLOSE);
+  free(out);
+  /* A good one, in one read and byte by byte: the value as sent. */
+  out = run_auth_both(&f->e, AUTH_POST("Authorization: Bearer good\r\n"), &rc);
+  assert_string_equal(asked_cred, "Bearer good");
+  assert_non_null(strstr(out, REPLY1));
+  assert_int_equal(rc, 0);
+  free(out);
+  /* A wrong one, and two Authorization headers (asked with none). */
+  out = run_auth_both(&f->e, AUTH_POST("Authorization: Bearer bad\r\n"), &rc);
+  assert_string_equal(asked_cred, "Bearer bad");
+  assert_non_null(strstr(out, "401 Unauthorized"));
+  assert_null(strstr(out, "\"result\""));
+  free(out);
+  out = run_auth_both(&f->e,
+                      AUTH_POST("Authorization: Bearer good\r\n"
+                                "Authorization: Bearer good\r\n"),
+                      &rc);
+  assert_string_equal(asked_cred, "(none)");
+  assert_non_null(strstr(out, "401 Unauthorized"));
+  free(out);
+  /* The same head twice (the memo's case): asked twice. */
+  asked = 0;
+  out = run_auth(&f->e,
+                 AUTH_POST("Authorization: Bearer good\r\n")
+                     AUTH_POST("Authorization: Bearer good\r\n"),
+                 1 << 20, &rc);
+  assert_int_equal(asked, 2);
+  assert_non_null(strstr(strstr(out, REPLY1) + 1, REPLY1));
+  free(out);
+  /* /health is not asked; /metrics is, and refused without a token. */
+  asked = 0;
+  out = run_auth(&f->e, "GET /health HTTP/1.1\r\n\r\n", 1 << 20, &rc);
+  assert_int_equal(asked, 0);
+  assert_non_null(strstr(out, "200 OK"));
+  free(out);
+  out = run_auth(&f->e, "GET /metrics HTTP/1.1\r\n\r\n", 1 << 20, &rc);
+  assert_int_equal(asked, 1);
+  assert_non_null(strstr(out, "401 Unauthorized"));
+  assert_null(strstr(out, "x_total"));
+  free(out);
+  /* Auth turned on (a reload that adds tokens_file) on a connection whose
+   * memo holds a head: that head is asked about all the same. */
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  conn_send(c, AUTH_POST(""), strlen(AUTH_POST("")), 1 << 20);
+  assert_int_not_equal(c->h.memo_len, 0);
+  assert_non_null(strstr(c->out, REPLY1));
+  jrpc__http_set_auth(&c->h, 1);
+  asked = 0;
+  conn_send(c, AUTH_POST(""), strlen(AUTH_POST("")), 1 << 20);
+  assert_int_equal(asked, 1);
+  assert_non_null(strstr(c->out, "401 Unauthorized"));
+  assert_int_equal(c->rc, JRPC__ECLOSE);
+  conn_free(c);
+  /* Without auth, the header is not looked at and no one is asked. */
+  asked = 0;
+  out = run_both(&f->e, JRPC_FRAMING_HTTP,
+                 AUTH_POST("Authorization: Bearer bad\r\n"), &rc);
+  assert_int_equal(asked, 0);
+  assert_non_null(strstr(out, REPLY1));
+  free(out);
+}
+
 static void test_memo_same_head(void **state) {
   fixture_t *f = *state;
   static const char pad[] = "0123456789012345678901234567890123456789"
@@ -683,6 +838,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_chunked_buffer_bounded, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_memo_same_head, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_obs_fold_400, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_auth, setup, teardown),
       cmocka_unit_test_setup_teardown(test_content_length_framing, setup,
                                       teardown),
   };

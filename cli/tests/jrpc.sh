@@ -204,6 +204,29 @@ test_endpoints() {
   expect bad_json 2 "" "a: the value after := is not JSON"
   run two_modes -l math.add
   expect two_modes 2 "" "exclude each other"
+  test_token
+}
+
+# --token-file and JRPC_TOKEN: checked, and said unsent to a newline or
+# length endpoint (jrpc reaches no HTTP one yet).
+test_token() {
+  (umask 077 && printf 'PFOkg9g1x1-Kn7CadWPme0SZ8LpQ55JHlgKzmSKJtE4\n' >"$T/token")
+  run token_file --token-file "$T/token" math.multiply 6 7
+  expect token_file 0 42 "--token-file: the token goes to HTTP endpoints only, and this one is newline framed: not sent"
+  chmod 0644 "$T/token"
+  run token_readable --token-file "$T/token" math.multiply 6 7
+  expect token_readable 2 "" "--token-file $T/token: mode 0644 lets others read it"
+  (umask 077 && printf 'two words\n' >"$T/token2")
+  run token_bad --token-file "$T/token2" math.multiply 6 7
+  expect token_bad 2 "" "--token-file: not a bearer token"
+  run token_none --token-file "$T/nothing" math.multiply 6 7
+  expect token_none 2 "" "--token-file $T/nothing: No such file or directory"
+  RC=0
+  JRPC_TOKEN='x y' timeout 30 "$JRPC" math.add 2 2 >"$T/token_env.out" 2>"$T/token_env.err" || RC=$?
+  expect token_env 2 "" "JRPC_TOKEN: not a bearer token"
+  RC=0
+  JRPC_TOKEN='abc-._~+/==' timeout 30 "$JRPC" math.add 2 2 >"$T/token_env_ok.out" 2>"$T/token_env_ok.err" || RC=$?
+  expect token_env_ok 0 4
 }
 
 # The calls and errors rpc.stats counts for METHOD, as "calls errors".

@@ -17,16 +17,6 @@ cli_args "$@"
 readonly PY=/usr/bin/python3 # Debian's, with python3-prometheus-client
 readonly JSON='Content-Type: application/json'
 
-# expect_eq NAME GOT WANT
-expect_eq() {
-  if [[ "$2" == "$3" ]]; then
-    pass "$1"
-  else
-    fail "$1"
-    printf '  expected: %q\n  got:      %q\n' "$3" "$2" >&2
-  fi
-}
-
 # hcurl ARGS...: curl bounded in time; prints "STATUS BODY".
 hcurl() {
   timeout 20 curl -sS --max-time 10 -o "$T/body" -w '%{http_code}' "$@" >"$T/code" 2>"$T/curl.err" || true

@@ -328,6 +328,16 @@ expect_call() {
   pass "$name: $req -> $got"
 }
 
+# expect_eq NAME GOT WANT: GOT must be WANT exactly.
+expect_eq() {
+  if [[ "$2" == "$3" ]]; then
+    pass "$1"
+  else
+    fail "$1"
+    printf '  expected: %q\n  got:      %q\n' "$3" "$2" >&2
+  fi
+}
+
 # refused_conf NAME EXPECTED TEXT: `jrpcd -t` on a config of TEXT must exit 1
 # with EXPECTED (a fixed string) in its message.
 refused_conf() {

@@ -5,7 +5,10 @@
 # "<!-- /curl-examples -->", ```sh blocks of "$ " commands and their
 # expected stdout) verbatim against a live jrpcd with the README's http
 # listener on 127.0.0.1:7480 and one worker, and compares their output with
-# the README's byte for byte. A busy port skips the test (exit 77).
+# the README's byte for byte. The listener asks for a bearer token as the
+# README's does; the examples find it in JRPC_TOKEN, made here by
+# jrpcd --hash-token as the README says. A busy port skips the test (exit
+# 77).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,6 +30,10 @@ main() {
   setup_tmp
   parse_examples
   require_free_port
+  (umask 077 && "$JRPCD" --hash-token app 2>"$T/app.token" >"$T/tokens") ||
+    die "jrpcd --hash-token app failed"
+  JRPC_TOKEN=$(cat "$T/app.token")
+  export JRPC_TOKEN
   cat >"$T/jrpcd.conf" <<CONF
 [server]
 workers = 1
@@ -37,6 +44,7 @@ unix = $T/jrpcd.sock
 tcp = 127.0.0.1:$PORT
 framing = http
 metrics = yes
+tokens_file = $T/tokens
 [plugin math]
 path = math.so
 [plugin echo]

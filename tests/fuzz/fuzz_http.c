@@ -8,6 +8,7 @@
  *   bits 3-4  how the stream arrives: all at once, a byte at a time, in
  *             reads of 0..16 or of 1..5000 bytes (sizes drawn from a
  *             generator seeded with the input)
+ *   bit 5     auth (tokens_file): the host lets "Bearer good" in, else 401
  *
  * Checked: the feed returns 0 or, once, JRPC__ECLOSE (then nothing more is
  * fed); the input buffer stays within head limit + body limit + a read;
@@ -36,7 +37,14 @@ static int healthy(void *arg) {
 static int metrics(void *arg, jrpc__outbuf_t *o) {
   return jrpc__out_put(o, "m 1\n", 4);
 }
-static const jrpc__http_host_t host = {healthy, metrics};
+static int authorize(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
+                     const char **why) {
+  if (cred && n == 11 && memcmp(cred, "Bearer good", 11) == 0)
+    return 0;
+  *why = "not good";
+  return 401;
+}
+static const jrpc__http_host_t host = {healthy, metrics, authorize};
 
 typedef struct bytes {
   char *p;
@@ -54,8 +62,8 @@ static void take(jrpc__outbuf_t *o, bytes_t *b) {
   free(s);
 }
 
-static int run(int framing, uint32_t head, int chunking, const char *in,
-               size_t n, fz_rng_t *rng, bytes_t *got) {
+static int run(int framing, uint32_t head, int chunking, int auth,
+               const char *in, size_t n, fz_rng_t *rng, bytes_t *got) {
   size_t max_cap =
       2 * ((size_t)eng->lim.max_frame_bytes + head + 65536 + JRPC__PAD);
   jrpc__stream_t s;
@@ -64,6 +72,7 @@ static int run(int framing, uint32_t head, int chunking, const char *in,
   jrpc__http_init(&h, &s, head,
                   JRPC__HTTP_ROUTE_HEALTH | JRPC__HTTP_ROUTE_METRICS, &host,
                   NULL);
+  jrpc__http_set_auth(&h, auth);
   size_t off = 0;
   int closed = 0;
   while (off < n) {
@@ -97,8 +106,9 @@ static size_t content_length(const char *head, size_t n) {
 
 /* The output is whole replies, each as long as it says. */
 static void check_replies(int framing, const bytes_t *b) {
-  static const char *const statuses[] = {"100", "200", "204", "400", "405",
-                                         "408", "413", "415", "431", "503"};
+  static const char *const statuses[] = {"100", "200", "204", "400",
+                                         "401", "405", "408", "413",
+                                         "415", "431", "503"};
   size_t i = 0;
   while (i < b->n) {
     const char *p = b->p + i;
@@ -132,14 +142,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   int framing = (data[0] & 1) ? JRPC_FRAMING_CONTENT_LENGTH : JRPC_FRAMING_HTTP;
   int lim = (data[0] >> 1) & 3, chunking = (data[0] >> 3) & 3;
+  int auth = framing == JRPC_FRAMING_HTTP && (data[0] >> 5) & 1;
   eng->lim.max_frame_bytes = limits[lim].frame;
   const char *in = (const char *)data + 1;
   size_t n = size - 1;
   fz_rng_t rng;
   fz_rng_seed(&rng, data, size, 0x487474);
   bytes_t whole = {NULL, 0}, split = {NULL, 0};
-  int c1 = run(framing, limits[lim].head, 0, in, n, &rng, &whole);
-  int c2 = run(framing, limits[lim].head, chunking, in, n, &rng, &split);
+  int c1 = run(framing, limits[lim].head, 0, auth, in, n, &rng, &whole);
+  int c2 = run(framing, limits[lim].head, chunking, auth, in, n, &rng, &split);
   check_replies(framing, &whole);
   FZ_CHECK(c1 == c2 && whole.n == split.n &&
                (whole.n == 0 || memcmp(whole.p, split.p, whole.n) == 0),

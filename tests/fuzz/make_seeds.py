@@ -211,7 +211,7 @@ def frame_seeds():
 
 def http_seeds():
     # fuzz_http: flags byte (bit 0 content-length framing, bits 1-2 limits,
-    # bits 3-4 reads), then the stream.
+    # bits 3-4 reads, bit 5 auth), then the stream.
     t = "fuzz_http"
     clear(t)
     add = req("math.add", "[1,2]").encode()
@@ -244,11 +244,19 @@ def http_seeds():
         # a head that differs in one byte.
         "same_head": post(add) + post(req("echo", "[" + "1," * 50 + "1]").encode())
         + post(add) + post(add).replace(b"application/json", b"application/jsox"),
+        # A header folded over two lines (obs-fold): 400.
+        "folded": post(add).replace(b"Content-Length: ", b"Content-Length:\r\n "),
     }
     for name, data in seeds.items():
         for lim, reads in ((0, 0), (1, 1), (3, 2)):
             write(t, "http_%s_l%d_r%d" % (name, lim, reads),
                   bytes([lim << 1 | reads << 3]) + data)
+    # With auth (bit 5): a good token, then none, then /health (not asked).
+    auth = (post(add, b"Authorization: Bearer good\r\n") +
+            b"GET /health HTTP/1.1\r\n\r\n" + post(add))
+    for lim, reads in ((0, 0), (1, 1), (3, 2)):
+        write(t, "http_auth_l%d_r%d" % (lim, reads),
+              bytes([1 << 5 | lim << 1 | reads << 3]) + auth)
     lsp = b"".join(b"Content-Length: %d\r\n\r\n" % len(x) + x
                    for x in (add, req("echo", "[2]", notify=True).encode(), add))
     for lim, reads in ((0, 0), (1, 1), (3, 3)):

@@ -9,7 +9,8 @@
 # folder (BUILD/fuzz-run/TARGET/corpus) seeded from tests/fuzz/corpus/, with
 # tests/fuzz/regression/ and, for fuzz_diff, JSONTestSuite (../shared/
 # testdata, when present; read, never copied) as extra seed folders, and
-# the dictionary of its input format (jsonrpc.dict, config.dict). Up to
+# the dictionary of its input format (jsonrpc.dict, config.dict,
+# http.dict). Up to
 # $FUZZ_JOBS (default: the CPU count) targets run at once. Prints one line
 # per target; on a crash, the fuzzer's log and where the input was written
 # (BUILD/fuzz-run/TARGET/artifacts/), and exits 1.
@@ -41,6 +42,7 @@ run_one() {
   case $family in
   fuzz_request | fuzz_diff | fuzz_access) opts+=(-dict="$here/jsonrpc.dict") ;;
   fuzz_config) opts+=(-dict="$here/config.dict") ;;
+  fuzz_http) opts+=(-dict="$here/http.dict") ;;
   esac
   if [ "$family" = fuzz_diff ] && [ -d "$suite" ]; then
     extra+=("$suite")
