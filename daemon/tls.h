@@ -5,7 +5,11 @@
  *
  * A context holds one listener's certificate, key and settings; a reload
  * builds a new one and swaps it in (jrpcd_tls_ctx_release), and sessions
- * already running keep the context they started with. Built without TLS
+ * already running keep the context they started with. Sessions resume
+ * (session ids and tickets) within one context only: its cache and ticket
+ * keys are its own, so a reload ends every resumption, and the session id
+ * context is a hash of the client verification settings besides. Built without
+ * TLS
  * (-DJRPC_TLS=OFF), jrpcd_tls_available() is 0 and nothing else exists. */
 #ifndef JRPCD_TLS_H
 #define JRPCD_TLS_H
@@ -28,8 +32,15 @@ typedef struct jrpcd_tls_conf {
   const char *client_ca;   /* PEM: CAs whose clients are let in; NULL: no
                               client certificate asked for */
   const char *min_version; /* "1.2" (default) or "1.3" */
-  const char *ciphers;     /* TLS 1.2 cipher list; NULL: OpenSSL's default */
+  const char *ciphers;     /* TLS 1.2 cipher list; NULL: JRPCD_TLS_CIPHERS */
+  unsigned verify_depth;   /* intermediate CAs above a client certificate */
 } jrpcd_tls_conf_t;
+
+/* TLS 1.2 suites offered when tls_ciphers is unset: AEAD only (AES-GCM,
+ * ChaCha20-Poly1305), with forward secrecy (ECDHE, DHE); no CBC, no SHA-1
+ * MAC, no static RSA key exchange. TLS 1.3's suites are all of that kind. */
+#define JRPCD_TLS_CIPHERS                                                      \
+  "ECDHE+AESGCM:ECDHE+CHACHA20:DHE+AESGCM:DHE+CHACHA20:!aNULL:!DSS"
 
 /* Reads the files and checks that key and certificate belong together.
  * NULL with a message naming the file and OpenSSL's reason. */
