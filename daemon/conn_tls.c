@@ -277,9 +277,9 @@ int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
 void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
   handshake_over(c);
+  jrpcd_tls_shutdown(&x->s); /* keeps the session resumable */
   if (c->writing)
-    return;
-  jrpcd_tls_shutdown(&x->s);
+    return; /* the close_notify would cut into the write in flight */
   const char *p;
   size_t n = jrpcd_tls_out(&x->s, &p);
   if (n > 0) {

@@ -252,6 +252,7 @@ static int fail(jrpcd_tls_t *t, int rc, const char *what) {
     return JRPCD_TLS_OK;
   if (e == SSL_ERROR_ZERO_RETURN) {
     t->closed = 1;
+    t->peer_done = 1;
     return JRPCD_TLS_OK;
   }
   char why[120];
@@ -327,7 +328,10 @@ void jrpcd_tls_out_consume(jrpcd_tls_t *t, size_t n) {
 }
 
 void jrpcd_tls_shutdown(jrpcd_tls_t *t) {
-  if (t->ssl && t->handshaken && !t->closed)
+  /* Also after the peer's close_notify: a session whose connection was
+   * not shut down is dropped from the cache (OpenSSL's rule, for sessions
+   * cut off by an attacker), and a clean close must stay resumable. */
+  if (t->ssl && t->handshaken && (!t->closed || t->peer_done))
     (void)SSL_shutdown(t->ssl);
   ERR_clear_error();
 }

@@ -60,6 +60,7 @@ typedef struct jrpcd_tls {
   int handshaken;       /* the handshake has completed */
   int verified;         /* ... with a client certificate that verified */
   int closed;           /* close_notify seen, or a fatal error */
+  int peer_done;        /* ... it was the peer's close_notify */
   char cn[256];         /* the verified client certificate's subject CN */
   char reason[160];     /* why the session failed, for the log */
 } jrpcd_tls_t;
