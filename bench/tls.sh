@@ -104,8 +104,12 @@ sess, n, reused, end = None, 0, 0, time.time() + secs
 while time.time() < end:
     raw = socket.create_connection(("127.0.0.1", port))
     raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as jrpcd
-    s = c.wrap_socket(raw, server_hostname="127.0.0.1",
-                      session=sess if mode != "new" else None)
+    try:
+        s = c.wrap_socket(raw, server_hostname="127.0.0.1",
+                          session=sess if mode != "new" else None)
+    except ssl.SSLError as e:  # a server that cannot resume may refuse
+        print(n, reused, "(%s)" % e.reason)
+        sys.exit(0)
     s.sendall(req)
     s.recv(4096)  # the reply; a TLS 1.3 ticket comes before it
     reused += s.session_reused
@@ -119,12 +123,12 @@ handshakes() { # PORT VERSION MODE [cert key] -> "conn/s resumed us_cpu/conn"
   shift 3
   c0=$(cpu_ticks)
   t0=$(date +%s.%N)
-  read -r n r < <(python3 "$dir/hs.py" "$port" "$v" "$mode" "$secs" "$dir/c.pem" "$@")
+  read -r n r why < <(python3 "$dir/hs.py" "$port" "$v" "$mode" "$secs" "$dir/c.pem" "$@")
   t1=$(date +%s.%N)
   c1=$(cpu_ticks)
   awk -v n="$n" -v r="$r" -v t="$(echo "$t1 - $t0" | bc -l)" -v c=$((c1 - c0)) \
-    -v hz="$(getconf CLK_TCK)" 'BEGIN {
-      printf "%d %d/%d %.0f\n", n / t, r, n, n ? c / hz * 1e6 / n : 0 }'
+    -v hz="$(getconf CLK_TCK)" -v why="$why" 'BEGIN {
+      printf "%d %d/%d %.0f %s\n", n / t, r, n, n ? c / hz * 1e6 / n : 0, why }'
 }
 if [ "$only_handshakes" = 1 ]; then
   printf '%-8s %-7s %-8s %8s %12s %18s\n' listener version session conn/s \
@@ -134,11 +138,11 @@ if [ "$only_handshakes" = 1 ]; then
       for m in new ticket id; do
         [ "$v/$m" = 1.3/id ] && continue # TLS 1.3 resumes by ticket only
         if [ $l = tls ]; then
-          read -r r k u < <(handshakes "$tn" "$v" "$m")
+          read -r r k u why < <(handshakes "$tn" "$v" "$m")
         else
-          read -r r k u < <(handshakes "$tm" "$v" "$m" "$dir/cc.pem" "$dir/ck.pem")
+          read -r r k u why < <(handshakes "$tm" "$v" "$m" "$dir/cc.pem" "$dir/ck.pem")
         fi
-        printf '%-8s %-7s %-8s %8s %12s %18s\n' "$l" "$v" "$m" "$r" "$k" "$u"
+        printf '%-8s %-7s %-8s %8s %12s %18s %s\n' "$l" "$v" "$m" "$r" "$k" "$u" "$why"
       done
     done
   done
