@@ -379,6 +379,12 @@ without_tls() {
   finish
 }
 
+# free_ports VAR...: a free port in each.
+free_ports() {
+  local v
+  for v; do printf -v "$v" '%s' "$(free_port)"; done
+}
+
 # mkchain: carol1 (one intermediate CA, int1) and carol2 (two: int1 and
 # int2 under it), each .pem holding the client's chain as a client sends it.
 mkchain() {
@@ -499,10 +505,7 @@ resumption_and_suites() { # PN PM PLOW PDEEP
 # listeners, handshakes in progress are bounded, and peers count apart.
 admission() {
   local pg pc po pq got
-  pg=$(free_port)
-  pc=$(free_port)
-  po=$(free_port)
-  pq=$(free_port)
+  free_ports pg pc po pq
   cat >"$T/adm.conf" <<CONF
 [server]
 workers = 2
@@ -618,12 +621,7 @@ main() {
   cp "$T/server.key" "$T/live.key"
   write_client
   local pn pl pm pp plow pdeep
-  pn=$(free_port)
-  pl=$(free_port)
-  pm=$(free_port)
-  pp=$(free_port)
-  plow=$(free_port)
-  pdeep=$(free_port)
+  free_ports pn pl pm pp plow pdeep
   cat >"$T/tls.conf" <<CONF
 [server]
 workers = 2
