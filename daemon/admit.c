@@ -244,11 +244,12 @@ int jrpcd_conn_admit(jrpcd_conn_t *c) {
     return 0; /* gone already, or unknown: not let in */
   /* The address decides now, before a byte of a TLS handshake is read.
    * A TLS peer whose address is not let in may still be by a cert: or
-   * san: principal of the list: it gets its handshake (bounded by
-   * max_handshakes and frame_timeout_ms), and the whole list is matched
-   * again once its certificate is known. */
+   * san: principal of the list, where a client certificate is asked for:
+   * it gets its handshake (bounded by max_handshakes and
+   * frame_timeout_ms), and the whole list is matched again once its
+   * certificate is known. */
   if (peers && !jrpcd_plist_match(&pol->peers, &id) &&
-      !(c->l->tls && names_certs(&pol->peers))) {
+      !(c->l->tls && names_certs(&pol->peers) && jrpcd_conn_tls_asks_cert(c))) {
     turned_away(c);
     return 0;
   }

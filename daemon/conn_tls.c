@@ -297,6 +297,11 @@ void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
   c->tls = NULL;
 }
 
+int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c) {
+  jrpcd_tls_ctx_t *ctx = jrpcd_gen_tls(c->w->gen, c->l->name);
+  return ctx && jrpcd_tls_ctx_asks_cert(ctx);
+}
+
 void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
                              const char **sans, size_t max, char *buf,
                              size_t buflen) {
@@ -335,6 +340,10 @@ int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
 }
 void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
   (void)c;
+}
+int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c) {
+  (void)c;
+  return 0;
 }
 void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
   (void)c;

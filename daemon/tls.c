@@ -182,6 +182,10 @@ void jrpcd_tls_ctx_release(jrpcd_tls_ctx_t *x) {
   }
 }
 
+int jrpcd_tls_ctx_asks_cert(const jrpcd_tls_ctx_t *x) {
+  return (SSL_CTX_get_verify_mode(x->ssl) & SSL_VERIFY_PEER) != 0;
+}
+
 long long jrpcd_tls_ctx_not_after(const jrpcd_tls_ctx_t *x) {
   return x->not_after;
 }

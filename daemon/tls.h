@@ -49,6 +49,8 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
 /* Every session holds its context; the last release frees it. */
 void jrpcd_tls_ctx_hold(jrpcd_tls_ctx_t *x);
 void jrpcd_tls_ctx_release(jrpcd_tls_ctx_t *x);
+/* 1 if the context asks clients for a certificate (tls_client_ca). */
+int jrpcd_tls_ctx_asks_cert(const jrpcd_tls_ctx_t *x);
 /* When the certificate in use stops being valid (time_t), for logs. */
 long long jrpcd_tls_ctx_not_after(const jrpcd_tls_ctx_t *x);
 

@@ -261,6 +261,9 @@ if mode == "lockout":  # TLSPORT PLAINPORT N: N silent from 127.0.0.9
     except OSError as e:
         print("plain: refused", e)
     print("closed %d of %d" % (sum(closed_soon(s, 2) for s in silent), n))
+elif mode == "silent":  # PORT: a connection that sends nothing
+    s = conn(int(sys.argv[2]))
+    print("silent", "closed" if closed_soon(s, 1) else "held")
 elif mode == "hscap":  # PORT N: N silent handshakes, then one more
     port, n = int(sys.argv[2]), int(sys.argv[3])
     silent = [conn(port, "127.0.0.%d" % (20 + i)) for i in range(n)]
@@ -504,8 +507,8 @@ resumption_and_suites() { # PN PM PLOW PDEEP
 # Issue 21, point 3: peers and per-peer limits decide at accept on TLS
 # listeners, handshakes in progress are bounded, and peers count apart.
 admission() {
-  local pg pc po pq got
-  free_ports pg pc po pq
+  local pg pc po pq pz got
+  free_ports pg pc po pq pz
   cat >"$T/adm.conf" <<CONF
 [server]
 workers = 2
@@ -528,6 +531,11 @@ tls_key = $T/server.key
 tls_client_ca = $T/ca.pem
 peers = cert:alice
 max_handshakes = 3
+[listen nocacert]
+tcp = 127.0.0.1:$pz
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+peers = cert:alice
 [listen open]
 tcp = 127.0.0.1:$po
 tls_cert = $T/server.pem
@@ -568,6 +576,15 @@ CONF
     pass "max_handshakes: places come back when handshakes end"
   else
     fail "max_handshakes: alice not served after the stalled handshakes left: $got"
+  fi
+
+  # cert: peers where no client certificate is asked for (no
+  # tls_client_ca) can never match: judged at accept, no handshake.
+  got=$(adm silent "$pz")
+  if [[ "$got" == "silent closed" ]]; then
+    pass "cert: peers without tls_client_ca: closed at accept"
+  else
+    fail "cert: peers without tls_client_ca: a silent connection was $got"
   fi
 
   # max_connections_per_peer = 3: while 127.0.0.2 holds three, its fourth
