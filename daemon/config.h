@@ -42,7 +42,7 @@ typedef struct jrpcd_listen_conf {
   char *tls_cert, *tls_key; /* PEM files */
   char *tls_client_ca;      /* PEM: mutual TLS; NULL: no client cert */
   char *tls_min_version;    /* "1.2" or "1.3" */
-  char *tls_ciphers;        /* NULL: OpenSSL's default */
+  char *tls_ciphers;        /* NULL: JRPCD_TLS_CIPHERS (tls.h) */
   int health;               /* framing = http: GET /health answers */
   int metrics;              /* framing = http: GET /metrics answers */
   /* tcp with TLS: intermediate CAs a client chain may have; handshakes in
