@@ -1,9 +1,10 @@
 /* admit.c - who a connection's peer is, whether it may stay, and what it
  * may call. At accept (and again when a reload brings a new generation)
  * the peer's identity is read from the socket once: a listener's `peers`
- * may turn it away, max_connections_per_peer may, and the listener's
- * `methods` and the [access] rules decide, per method, whether it is
- * served, hidden (-32601, as if absent) or denied (-32006). Those
+ * may turn it away, max_connections_per_peer may (on TLS both before the
+ * handshake, by address; cert: and san: once it is done), and the
+ * listener's `methods` and the [access] rules decide, per method, whether
+ * it is served, hidden (-32601, as if absent) or denied (-32006). Those
  * decisions become a view of the generation's registry that the
  * connection's requests are looked up in, so a call pays nothing for them;
  * connections with the same decisions share one view. */
@@ -134,13 +135,11 @@ static void turned_away(jrpcd_conn_t *c) {
  * peer has as many open already (logged at most once a second). */
 static int count_peer(jrpcd_conn_t *c, const jrpcd_identity_t *id) {
   jrpcd_peerkey_t *k = &c->pkey;
-  memset(k, 0, sizeof(*k));
-  k->family = (uint8_t)id->family;
-  if (id->family == AF_UNIX)
-    k->id = id->uid;
-  else
-    memcpy(k->addr, id->addr, sizeof(k->addr));
   jrpcd_worker_t *w = c->w;
+  if (id->family == AF_UNIX)
+    jrpcd_peerkey_uid(k, id->uid);
+  else
+    jrpcd_peerkey_addr(&w->srv->peers_open, k, id->family, id->addr);
   uint32_t open;
   if (jrpcd_peercount_take(&w->srv->peers_open, k, &open)) {
     c->peer_counted = 1;
@@ -268,12 +267,26 @@ static const jrpc__registry_t *lookup_for(jrpcd_conn_t *c, jrpcd_gen_t *g,
   return r;
 }
 
+/* Whether some principal of l can be known only from a verified client
+ * certificate (cert:, san:). */
+static int names_certs(const jrpcd_plist_t *l) {
+  for (size_t i = 0; i < l->n; i++)
+    if (l->v[i].kind == JRPCD_PRIN_CERT || l->v[i].kind == JRPCD_PRIN_SAN)
+      return 1;
+  return 0;
+}
+
 int jrpcd_conn_admit(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
   const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, c->l->name);
   int peers = pol && pol->peers.n;
-  int views = pol && (pol->methods.n || w->gen->has_access);
-  c->reg = &w->gen->reg;
+  /* On TLS the views wait for the certificate (jrpcd_conn_admit_verified):
+   * no frame is read before it. */
+  int want_views = pol && (pol->methods.n || w->gen->has_access);
+  int views = !c->l->tls && want_views;
+  /* Fails closed: where a view is wanted, lookups find nothing until it
+   * is made (on TLS, once the certificate is known). */
+  c->reg = want_views ? NULL : &w->gen->reg;
   if (!peers && !views && !w->srv->peers_open.limit)
     return 1; /* nothing to know of the peer */
   jrpcd_identity_t id;
@@ -281,12 +294,40 @@ int jrpcd_conn_admit(jrpcd_conn_t *c) {
   int want_groups = (pol && pol->want_groups) || w->gen->has_access;
   if (conn_identity(c, &id, &buf, want_groups) != 0)
     return 0; /* gone already, or unknown: not let in */
-  if (peers && !jrpcd_plist_match(&pol->peers, &id)) {
+  /* The address decides now, before a byte of a TLS handshake is read.
+   * A TLS peer whose address is not let in may still be by a cert: or
+   * san: principal of the list, where a client certificate is asked for:
+   * it gets its handshake (bounded by max_handshakes and
+   * frame_timeout_ms), and the whole list is matched again once its
+   * certificate is known. */
+  if (peers && !jrpcd_plist_match(&pol->peers, &id) &&
+      !(c->l->tls && names_certs(&pol->peers) && jrpcd_conn_tls_asks_cert(c))) {
     turned_away(c);
     return 0;
   }
   if (w->srv->peers_open.limit && !count_peer(c, &id))
     return 0;
+  if (views && !(c->reg = lookup_for(c, w->gen, pol, &id)))
+    return 0;
+  return 1;
+}
+
+int jrpcd_conn_admit_verified(jrpcd_conn_t *c) {
+  jrpcd_worker_t *w = c->w;
+  const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, c->l->name);
+  int peers = pol && pol->peers.n;
+  int views = pol && (pol->methods.n || w->gen->has_access);
+  c->reg = views ? NULL : &w->gen->reg;
+  if (!peers && !views)
+    return 1;
+  jrpcd_identity_t id;
+  IDENT_BUF(buf);
+  if (conn_identity(c, &id, &buf, 0) != 0)
+    return 0;
+  if (peers && !jrpcd_plist_match(&pol->peers, &id)) {
+    turned_away(c);
+    return 0;
+  }
   if (views && !(c->reg = lookup_for(c, w->gen, pol, &id)))
     return 0;
   return 1;
@@ -312,7 +353,7 @@ int jrpcd_conn_review(jrpcd_conn_t *c) {
 
 void jrpcd_conn_regen(jrpcd_conn_t *c) {
   jrpcd_conn_auth_update(c);
-  c->reg = &c->w->gen->reg;
+  c->reg = NULL; /* nothing found until the new view is made */
   if (jrpcd_conn_review(c) != 0)
     jrpcd_conn_close(c, "no view of the reloaded methods");
 }

@@ -43,10 +43,14 @@ typedef struct jrpcd_listen_conf {
   char *tls_cert, *tls_key; /* PEM files */
   char *tls_client_ca;      /* PEM: mutual TLS; NULL: no client cert */
   char *tls_min_version;    /* "1.2" or "1.3" */
-  char *tls_ciphers;        /* NULL: OpenSSL's default */
+  char *tls_ciphers;        /* NULL: JRPCD_TLS_CIPHERS (tls.h) */
   int health;               /* framing = http: GET /health answers */
   int metrics;              /* framing = http: GET /metrics answers */
   char *tokens_file; /* framing = http: bearer tokens (tokens.h); NULL: none */
+  /* tcp with TLS: intermediate CAs a client chain may have; handshakes in
+   * progress at once (more are closed at accept). */
+  uint32_t verify_depth;
+  uint32_t max_handshakes;
 } jrpcd_listen_conf_t;
 
 typedef struct jrpcd_plugin_conf {
@@ -92,6 +96,7 @@ typedef struct jrpcd_config {
   uint32_t max_connections;          /* per daemon */
   uint32_t max_connections_per_peer; /* per uid (unix) or address (tcp);
                                         0 = no limit */
+  uint32_t peer_prefix_v6;           /* IPv6: bits that name one peer */
   uint32_t idle_timeout_ms;          /* 0 = never */
   uint32_t frame_timeout_ms; /* a frame must be whole this long after its
                                 first byte; 0 = never */

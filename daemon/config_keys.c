@@ -153,6 +153,9 @@ const jrpcd_key_t jrpcd_keys[] = {
      UINT(0, 1000000), .def = "0",
      .doc = "connections open at once per uid (unix) or address (tcp); "
             "0 = no limit"},
+    {"peer_prefix_v6", SERVER(peer_prefix_v6), UINT(1, 128), .def = "64",
+     .doc = "max_connections_per_peer counts IPv6 peers by this many leading "
+            "address bits"},
     {"idle_timeout_ms", SERVER(idle_timeout_ms), UINT(0, UINT32_MAX),
      .def = "60000", .doc = "idle connections are closed after it; 0 = never"},
     {"shutdown_timeout_ms", SERVER(shutdown_timeout_ms), UINT(0, UINT32_MAX),
@@ -245,8 +248,15 @@ const jrpcd_key_t jrpcd_keys[] = {
      .doc = "the oldest TLS version accepted (unset: 1.2)"},
     {"tls_ciphers", LISTEN(tls_ciphers), .type = JRPCD_KEY_STRING, .min = 1,
      .what = "an OpenSSL cipher list", TCP_ONLY,
-     .doc = "TLS 1.2 cipher list (OpenSSL syntax); OpenSSL's default when "
-            "unset"},
+     .doc = "TLS 1.2 cipher list (OpenSSL syntax); unset: ECDHE and DHE "
+            "with AES-GCM or ChaCha20-Poly1305 only"},
+    {"verify_depth", LISTEN(verify_depth), UINT(0, 32), .def = "4", TCP_ONLY,
+     .doc = "mutual TLS (tls_client_ca): most intermediate CAs a client's "
+            "chain may have"},
+    {"max_handshakes", LISTEN(max_handshakes), UINT(1, 1000000), .def = "256",
+     TCP_ONLY,
+     .doc = "TLS handshakes in progress at once here; more are closed at "
+            "accept"},
     {"health", LISTEN(health), .type = JRPCD_KEY_BOOL, .def = "yes",
      .doc = "framing = http: GET /health answers (200 serving, 503 draining)"},
     {"metrics", LISTEN(metrics), .type = JRPCD_KEY_BOOL,

@@ -468,12 +468,12 @@ static void conn_start(jrpcd_conn_t *c) {
   list_push(&w->conns, c);
   w->nconns++;
   atomic_fetch_add(&w->load, 1);
-  /* A TLS peer is judged once its certificate is known (conn_tls.c calls
-   * jrpcd_conn_admit after the handshake); a plain one now, before any
-   * byte is read (no frame of a TLS peer is read before that). Until
-   * then its lookups find nothing: admission sets what it may call. */
+  /* Every peer is judged by what the socket says before a byte is read,
+   * a TLS one before its handshake starts; what a client certificate
+   * decides comes after it (jrpcd_conn_admit_verified, conn_tls.c).
+   * Until admission sets what it may call, its lookups find nothing. */
   c->reg = NULL;
-  if (!l->tls && !jrpcd_conn_admit(c)) {
+  if (!jrpcd_conn_admit(c)) {
     jrpcd_conn_close(c, NULL);
     return;
   }

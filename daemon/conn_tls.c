@@ -19,6 +19,7 @@ typedef struct jrpcd_conn_tls {
   uint64_t started; /* uv_now at accept: the handshake's clock */
   uint8_t admitted; /* `peers` was checked once the handshake was done */
   uint8_t pumping;  /* inside jrpcd_conn_tls_pump */
+  uint8_t shaking;  /* counted in the listener's handshakes in progress */
 } jrpcd_conn_tls_t;
 
 /* libuv reads into it and calls back at once, before any other read of
@@ -34,20 +35,62 @@ static void tls_failed(jrpcd_conn_t *c, const char *what) {
   jrpcd_conn_close(c, NULL);
 }
 
+/* The listener's count of handshakes in progress, over all workers: the
+ * server's own copy of c->l, which is const to connections. */
+static atomic_uint *handshakes_of(jrpcd_conn_t *c) {
+  jrpcd_server_t *srv = c->w->srv;
+  return &srv->listeners[c->l - srv->listeners].handshakes;
+}
+
+/* A handshake is done or abandoned: its place is free for the next. */
+static void handshake_over(jrpcd_conn_t *c) {
+  jrpcd_conn_tls_t *x = c->tls;
+  if (x->shaking) {
+    x->shaking = 0;
+    atomic_fetch_sub(handshakes_of(c), 1);
+  }
+}
+
+/* max_handshakes: 1 if c may start one (and is counted), else 0 (logged
+ * at most once a second). Each handshake in progress holds a connection
+ * slot for up to frame_timeout_ms whoever the peer turns out to be, so
+ * their number is what bounds what strangers can hold on a listener that
+ * cannot judge them before it (cert: and san: peers). */
+static int handshake_begins(jrpcd_conn_t *c) {
+  jrpcd_server_t *srv = c->w->srv;
+  uint32_t max = srv->conf.listens[c->l - srv->listeners].max_handshakes;
+  atomic_uint *n = handshakes_of(c);
+  unsigned now = atomic_fetch_add(n, 1);
+  if (now < max)
+    return 1;
+  atomic_fetch_sub(n, 1);
+  uint64_t k = jrpcd_ratelog_due(&c->w->handshake_log, uv_now(&c->w->loop));
+  if (k)
+    jrpcd_warn("%s: %u TLS handshakes in progress, max_handshakes: closed "
+               "%llu new connection%s at once",
+               c->l->desc, now, (unsigned long long)k, k == 1 ? "" : "s");
+  return 0;
+}
+
 int jrpcd_conn_tls_start(jrpcd_conn_t *c) {
+  if (!handshake_begins(c))
+    return -1;
   jrpcd_tls_ctx_t *ctx = jrpcd_gen_tls(c->w->gen, c->l->name);
   jrpcd_conn_tls_t *x = ctx ? calloc(1, sizeof(*x)) : NULL;
   if (!x) {
+    atomic_fetch_sub(handshakes_of(c), 1);
     jrpcd_error("%s: %s for a new TLS connection", c->l->desc,
                 ctx ? "out of memory" : "no TLS context");
     return -1;
   }
   if (jrpcd_tls_start(&x->s, ctx) != JRPCD_TLS_OK) {
+    atomic_fetch_sub(handshakes_of(c), 1);
     jrpcd_error("%s: TLS: %s", c->l->desc, x->s.reason);
     free(x);
     return -1;
   }
   x->started = uv_now(&c->w->loop);
+  x->shaking = 1;
   c->tls = x;
   return 0;
 }
@@ -75,12 +118,13 @@ void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
     long n = jrpcd_tls_read(&x->s, p, room, &eof);
     if (x->s.handshaken && !x->admitted) {
       x->admitted = 1;
+      handshake_over(c);
       /* What handlers see of the caller (jrpc_peer, ABI 1.2): a CN
        * longer than X.509 allows is left out rather than cut. */
       c->st.peer.transport = JRPC_TRANSPORT_TLS;
       if (strlen(x->s.cn) < sizeof(c->st.peer.cert_cn))
         memcpy(c->st.peer.cert_cn, x->s.cn, strlen(x->s.cn) + 1);
-      if (!jrpcd_conn_admit(c)) {
+      if (!jrpcd_conn_admit_verified(c)) {
         jrpcd_conn_close(c, NULL); /* the log said why */
         break;
       }
@@ -232,9 +276,10 @@ int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
 
 void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
+  handshake_over(c);
+  jrpcd_tls_shutdown(&x->s); /* keeps the session resumable */
   if (c->writing)
-    return;
-  jrpcd_tls_shutdown(&x->s);
+    return; /* the close_notify would cut into the write in flight */
   const char *p;
   size_t n = jrpcd_tls_out(&x->s, &p);
   if (n > 0) {
@@ -245,10 +290,16 @@ void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
 
 void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
+  handshake_over(c);
   jrpcd_tls_free(&x->s);
   free(x->wbuf);
   free(x);
   c->tls = NULL;
+}
+
+int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c) {
+  jrpcd_tls_ctx_t *ctx = jrpcd_gen_tls(c->w->gen, c->l->name);
+  return ctx && jrpcd_tls_ctx_asks_cert(ctx);
 }
 
 void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
@@ -289,6 +340,10 @@ int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
 }
 void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
   (void)c;
+}
+int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c) {
+  (void)c;
+  return 0;
 }
 void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
   (void)c;

@@ -29,6 +29,9 @@ int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms);
 void jrpcd_conn_tls_close(jrpcd_conn_t *c);
 /* After uv_close: frees the session. */
 void jrpcd_conn_tls_free(jrpcd_conn_t *c);
+/* 1 if a client certificate can be verified on c's listener (its context
+ * asks for one): only then can a cert: or san: principal match. */
+int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c);
 /* The verified client certificate's CN and DNS SANs into id (sans and buf
  * are the caller's, for the pointers). */
 void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,

@@ -62,8 +62,8 @@ int jrpcd_gen_tls_load(jrpcd_gen_t *g, const jrpcd_config_t *c,
       }
       continue;
     }
-    jrpcd_tls_conf_t tc = {l->tls_cert, l->tls_key, l->tls_client_ca,
-                           l->tls_min_version, l->tls_ciphers};
+    jrpcd_tls_conf_t tc = {l->tls_cert,        l->tls_key,     l->tls_client_ca,
+                           l->tls_min_version, l->tls_ciphers, l->verify_depth};
     char why[512];
     g->tls[i] = jrpcd_tls_ctx_new(&tc, why, sizeof(why));
     if (g->tls[i])

@@ -4,6 +4,7 @@
 #ifndef JRPCD_LISTENER_H
 #define JRPCD_LISTENER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,6 +24,8 @@ typedef struct jrpcd_listener {
   int tls;             /* TLS as started (the generation holds the context) */
   int passed;          /* handed over by the service manager (activation.h) */
   char desc[160];      /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
+  /* TLS handshakes in progress on it, all workers (max_handshakes). */
+  atomic_uint handshakes;
 } jrpcd_listener_t;
 
 /* Binds and listens. A Unix socket file left by a dead jrpcd is replaced;

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 typedef struct jrpcd_peerslot {
   jrpcd_peerkey_t key;
@@ -14,10 +15,32 @@ typedef struct jrpcd_peerslot {
 
 #define FIRST_CAP 64
 
-void jrpcd_peercount_init(jrpcd_peercount_t *pc, uint32_t limit) {
+void jrpcd_peercount_init(jrpcd_peercount_t *pc, uint32_t limit,
+                          unsigned prefix_v6) {
   memset(pc, 0, sizeof(*pc));
   pthread_mutex_init(&pc->mu, NULL);
   pc->limit = limit;
+  pc->prefix_v6 = prefix_v6 >= 1 && prefix_v6 <= 128 ? prefix_v6 : 128;
+}
+
+void jrpcd_peerkey_uid(jrpcd_peerkey_t *k, uint32_t uid) {
+  memset(k, 0, sizeof(*k));
+  k->family = AF_UNIX;
+  k->id = uid;
+}
+
+void jrpcd_peerkey_addr(const jrpcd_peercount_t *pc, jrpcd_peerkey_t *k,
+                        int family, const uint8_t addr[16]) {
+  memset(k, 0, sizeof(*k));
+  k->family = (uint8_t)family;
+  if (family == AF_INET) {
+    memcpy(k->addr, addr, 4);
+    return;
+  }
+  unsigned full = pc->prefix_v6 / 8, rest = pc->prefix_v6 % 8;
+  memcpy(k->addr, addr, full);
+  if (rest)
+    k->addr[full] = (uint8_t)(addr[full] & (0xFF << (8 - rest)));
 }
 
 void jrpcd_peercount_free(jrpcd_peercount_t *pc) {

@@ -52,7 +52,8 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   s->conf = *conf;
   memset(conf, 0, sizeof(*conf));
   s->conf_text = conf_text;
-  jrpcd_peercount_init(&s->peers_open, s->conf.max_connections_per_peer);
+  jrpcd_peercount_init(&s->peers_open, s->conf.max_connections_per_peer,
+                       s->conf.peer_prefix_v6);
   s->gen_serial = 1;
   s->start_ns = uv_hrtime();
   /* libuv sizes its thread pool (jrpc_queue_work's) from this variable,

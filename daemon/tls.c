@@ -15,6 +15,7 @@ const char *jrpcd_tls_library(void) {
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <stdatomic.h>
@@ -53,6 +54,34 @@ static int min_version(const char *v) {
   return -1;
 }
 
+/* Sessions resume only under the client verification they were made
+ * under: the session id context (which OpenSSL checks on every resumption,
+ * by session id or ticket) is a hash of whether a certificate is asked
+ * for, the verify depth and each CA of tls_client_ca. A session made
+ * before a reload that changed the CAs can then never carry its identity
+ * across, even should ticket keys one day outlive a context. 1 or 0. */
+static int set_sid_ctx(SSL_CTX *ssl, const jrpcd_tls_conf_t *conf) {
+  unsigned char md[EVP_MAX_MD_SIZE], d[EVP_MAX_MD_SIZE];
+  unsigned mdlen = 0, dlen = 0;
+  uint32_t how[2] = {conf->client_ca != NULL, conf->verify_depth};
+  EVP_MD_CTX *h = EVP_MD_CTX_new();
+  int ok = h && EVP_DigestInit_ex(h, EVP_sha256(), NULL) &&
+           EVP_DigestUpdate(h, how, sizeof(how));
+  STACK_OF(X509_OBJECT) *cas =
+      X509_STORE_get0_objects(SSL_CTX_get_cert_store(ssl));
+  for (int i = 0; ok && i < sk_X509_OBJECT_num(cas); i++) {
+    X509 *ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(cas, i));
+    if (ca)
+      ok = X509_digest(ca, EVP_sha256(), d, &dlen) &&
+           EVP_DigestUpdate(h, d, dlen);
+  }
+  ok = ok && EVP_DigestFinal_ex(h, md, &mdlen);
+  EVP_MD_CTX_free(h);
+  if (mdlen > SSL_MAX_SID_CTX_LENGTH)
+    mdlen = SSL_MAX_SID_CTX_LENGTH;
+  return ok && SSL_CTX_set_session_id_context(ssl, md, mdlen) == 1;
+}
+
 jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
                                    size_t errlen) {
   char why[200];
@@ -81,9 +110,12 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                             SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_session_cache_mode(ssl, SSL_SESS_CACHE_SERVER);
-  if (conf->ciphers && SSL_CTX_set_cipher_list(ssl, conf->ciphers) != 1) {
+  /* DHE suites need a group: the one OpenSSL picks by the key's size. */
+  SSL_CTX_set_dh_auto(ssl, 1);
+  const char *ciphers = conf->ciphers ? conf->ciphers : JRPCD_TLS_CIPHERS;
+  if (SSL_CTX_set_cipher_list(ssl, ciphers) != 1) {
     ssl_reason(why, sizeof(why), "no cipher in the list");
-    snprintf(err, errlen, "tls_ciphers: \"%s\": %s", conf->ciphers, why);
+    snprintf(err, errlen, "tls_ciphers: \"%s\": %s", ciphers, why);
     goto fail;
   }
   if (SSL_CTX_use_certificate_chain_file(ssl, conf->cert) != 1) {
@@ -119,6 +151,13 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
     ERR_clear_error();
     SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
                        NULL);
+    /* A chain longer than any real deployment's is work for nothing. */
+    SSL_CTX_set_verify_depth(ssl, (int)conf->verify_depth);
+  }
+  if (!set_sid_ctx(ssl, conf)) {
+    ERR_clear_error();
+    snprintf(err, errlen, "cannot set up TLS session resumption");
+    goto fail;
   }
   X509 *cert = SSL_CTX_get0_certificate(ssl);
   const ASN1_TIME *na = cert ? X509_get0_notAfter(cert) : NULL;
@@ -141,6 +180,10 @@ void jrpcd_tls_ctx_release(jrpcd_tls_ctx_t *x) {
     SSL_CTX_free(x->ssl);
     free(x);
   }
+}
+
+int jrpcd_tls_ctx_asks_cert(const jrpcd_tls_ctx_t *x) {
+  return (SSL_CTX_get_verify_mode(x->ssl) & SSL_VERIFY_PEER) != 0;
 }
 
 long long jrpcd_tls_ctx_not_after(const jrpcd_tls_ctx_t *x) {
@@ -213,6 +256,7 @@ static int fail(jrpcd_tls_t *t, int rc, const char *what) {
     return JRPCD_TLS_OK;
   if (e == SSL_ERROR_ZERO_RETURN) {
     t->closed = 1;
+    t->peer_done = 1;
     return JRPCD_TLS_OK;
   }
   char why[120];
@@ -288,7 +332,10 @@ void jrpcd_tls_out_consume(jrpcd_tls_t *t, size_t n) {
 }
 
 void jrpcd_tls_shutdown(jrpcd_tls_t *t) {
-  if (t->ssl && t->handshaken && !t->closed)
+  /* Also after the peer's close_notify: a session whose connection was
+   * not shut down is dropped from the cache (OpenSSL's rule, for sessions
+   * cut off by an attacker), and a clean close must stay resumable. */
+  if (t->ssl && t->handshaken && (!t->closed || t->peer_done))
     (void)SSL_shutdown(t->ssl);
   ERR_clear_error();
 }

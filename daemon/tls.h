@@ -5,7 +5,11 @@
  *
  * A context holds one listener's certificate, key and settings; a reload
  * builds a new one and swaps it in (jrpcd_tls_ctx_release), and sessions
- * already running keep the context they started with. Built without TLS
+ * already running keep the context they started with. Sessions resume
+ * (session ids and tickets) within one context only: its cache and ticket
+ * keys are its own, so a reload ends every resumption, and the session id
+ * context is a hash of the client verification settings besides. Built without
+ * TLS
  * (-DJRPC_TLS=OFF), jrpcd_tls_available() is 0 and nothing else exists. */
 #ifndef JRPCD_TLS_H
 #define JRPCD_TLS_H
@@ -28,8 +32,15 @@ typedef struct jrpcd_tls_conf {
   const char *client_ca;   /* PEM: CAs whose clients are let in; NULL: no
                               client certificate asked for */
   const char *min_version; /* "1.2" (default) or "1.3" */
-  const char *ciphers;     /* TLS 1.2 cipher list; NULL: OpenSSL's default */
+  const char *ciphers;     /* TLS 1.2 cipher list; NULL: JRPCD_TLS_CIPHERS */
+  unsigned verify_depth;   /* intermediate CAs above a client certificate */
 } jrpcd_tls_conf_t;
+
+/* TLS 1.2 suites offered when tls_ciphers is unset: AEAD only (AES-GCM,
+ * ChaCha20-Poly1305), with forward secrecy (ECDHE, DHE); no CBC, no SHA-1
+ * MAC, no static RSA key exchange. TLS 1.3's suites are all of that kind. */
+#define JRPCD_TLS_CIPHERS                                                      \
+  "ECDHE+AESGCM:ECDHE+CHACHA20:DHE+AESGCM:DHE+CHACHA20:!aNULL:!DSS"
 
 /* Reads the files and checks that key and certificate belong together.
  * NULL with a message naming the file and OpenSSL's reason. */
@@ -38,6 +49,8 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
 /* Every session holds its context; the last release frees it. */
 void jrpcd_tls_ctx_hold(jrpcd_tls_ctx_t *x);
 void jrpcd_tls_ctx_release(jrpcd_tls_ctx_t *x);
+/* 1 if the context asks clients for a certificate (tls_client_ca). */
+int jrpcd_tls_ctx_asks_cert(const jrpcd_tls_ctx_t *x);
 /* When the certificate in use stops being valid (time_t), for logs. */
 long long jrpcd_tls_ctx_not_after(const jrpcd_tls_ctx_t *x);
 
@@ -49,6 +62,7 @@ typedef struct jrpcd_tls {
   int handshaken;       /* the handshake has completed */
   int verified;         /* ... with a client certificate that verified */
   int closed;           /* close_notify seen, or a fatal error */
+  int peer_done;        /* ... it was the peer's close_notify */
   char cn[256];         /* the verified client certificate's subject CN */
   char reason[160];     /* why the session failed, for the log */
 } jrpcd_tls_t;

@@ -135,6 +135,8 @@ typedef struct jrpcd_worker {
   jrpcd_ratelog_t per_peer_log; /* over max_connections_per_peer */
   jrpcd_ratelog_t denied_log;   /* calls [access] denied */
   jrpcd_ratelog_t auth_log;     /* HTTP requests without a valid token */
+  /* Connections over a listener's max_handshakes. */
+  jrpcd_ratelog_t handshake_log;
   /* For rpc.stats; written by this worker only (calls and errors are in
    * engine.stats). */
   jrpc__counter_t accepted;  /* connections served since start */
@@ -179,6 +181,9 @@ void jrpcd_accept_stop(jrpcd_worker_t *w);
 /* admit.c: reads the peer's identity when something needs it; 0 if the
  * connection may not stay (the log says why), else 1 with c->reg set. */
 int jrpcd_conn_admit(jrpcd_conn_t *c);
+/* The same once a TLS handshake is done: `peers` again with the client
+ * certificate known, and the views that need it. */
+int jrpcd_conn_admit_verified(jrpcd_conn_t *c);
 /* After a reload: c->reg for the worker's new generation (closes c if
  * none can be had). */
 void jrpcd_conn_regen(jrpcd_conn_t *c);

@@ -138,7 +138,8 @@ static inline int jrpc__registry_view_serves(const jrpc__registry_t *base,
                                              const jrpc__registry_t *view,
                                              uint32_t slot) {
   const jrpc__method_t *m = &base->slots[slot];
-  return m->name && m->fn && view->slots[slot].fn == m->fn &&
+  /* No view yet (admission has not decided): nothing is served. */
+  return view && m->name && m->fn && view->slots[slot].fn == m->fn &&
          view->slots[slot].udata == m->udata;
 }
 

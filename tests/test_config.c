@@ -666,8 +666,8 @@ static void test_errors(void **state) {
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
                "framing, stats, methods, peers, tls_cert, tls_key, "
-               "tls_client_ca, tls_min_version, tls_ciphers, health, metrics, "
-               "tokens_file)",
+               "tls_client_ca, tls_min_version, tls_ciphers, verify_depth, "
+               "max_handshakes, health, metrics, tokens_file)",
                NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);

@@ -209,7 +209,7 @@ static long shuttle(client_side_t *c, jrpcd_tls_t *t, size_t chunk, char *got,
 }
 
 static jrpcd_tls_ctx_t *server_ctx(const char *client_ca, const char *minv) {
-  jrpcd_tls_conf_t conf = {server_pem, server_key, client_ca, minv, NULL};
+  jrpcd_tls_conf_t conf = {server_pem, server_key, client_ca, minv, NULL, 4};
   char err[256];
   jrpcd_tls_ctx_t *x = jrpcd_tls_ctx_new(&conf, err, sizeof(err));
   if (!x)
@@ -378,24 +378,25 @@ static void test_bad_contexts(void **state) {
   char missing[128];
   snprintf(missing, sizeof(missing), "%s/none.pem", dir);
   const char *client_key = write_pem("client.key", &client, 1);
-  ctx_refused((jrpcd_tls_conf_t){missing, server_key, NULL, NULL, NULL},
+  ctx_refused((jrpcd_tls_conf_t){missing, server_key, NULL, NULL, NULL, 4},
               "tls_cert: ");
-  ctx_refused((jrpcd_tls_conf_t){server_pem, missing, NULL, NULL, NULL},
+  ctx_refused((jrpcd_tls_conf_t){server_pem, missing, NULL, NULL, NULL, 4},
               "tls_key: ");
-  ctx_refused((jrpcd_tls_conf_t){server_pem, client_key, NULL, NULL, NULL},
+  ctx_refused((jrpcd_tls_conf_t){server_pem, client_key, NULL, NULL, NULL, 4},
               "is not the key of tls_cert");
-  ctx_refused((jrpcd_tls_conf_t){server_pem, server_key, missing, NULL, NULL},
-              "tls_client_ca: ");
-  ctx_refused((jrpcd_tls_conf_t){server_pem, server_key, NULL, "1.1", NULL},
-              "tls_min_version: \"1.1\"");
   ctx_refused(
-      (jrpcd_tls_conf_t){server_pem, server_key, NULL, NULL, "NO-SUCH-CIPHER"},
-      "tls_ciphers: \"NO-SUCH-CIPHER\"");
+      (jrpcd_tls_conf_t){server_pem, server_key, missing, NULL, NULL, 4},
+      "tls_client_ca: ");
+  ctx_refused((jrpcd_tls_conf_t){server_pem, server_key, NULL, "1.1", NULL, 4},
+              "tls_min_version: \"1.1\"");
+  ctx_refused((jrpcd_tls_conf_t){server_pem, server_key, NULL, NULL,
+                                 "NO-SUCH-CIPHER", 4},
+              "tls_ciphers: \"NO-SUCH-CIPHER\"");
   /* A key file that holds a certificate. */
-  ctx_refused((jrpcd_tls_conf_t){server_pem, server_pem, NULL, NULL, NULL},
+  ctx_refused((jrpcd_tls_conf_t){server_pem, server_pem, NULL, NULL, NULL, 4},
               "tls_key: ");
   /* The good one reports when its certificate expires. */
-  jrpcd_tls_conf_t good = {server_pem, server_key, NULL, "1.3", NULL};
+  jrpcd_tls_conf_t good = {server_pem, server_key, NULL, "1.3", NULL, 4};
   char err[256];
   jrpcd_tls_ctx_t *x = jrpcd_tls_ctx_new(&good, err, sizeof(err));
   assert_non_null(x);

@@ -189,6 +189,121 @@ finally:
 PY
 }
 
+# The admission client (issue 21, point 3): MODE and its arguments; what
+# it prints is matched in admission().
+write_adm_client() {
+  cat >"$T/adm.py" <<'PY'
+import os, socket, ssl, sys, time
+
+ca = os.environ["CA"]
+REQ = b'{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}\n'
+
+def conn(port, src="127.0.0.1", path=None):
+    if path:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(path)
+        return s
+    return socket.create_connection(("127.0.0.1", port), timeout=5,
+                                    source_address=(src, 0))
+
+def closed_soon(s, secs):
+    # True when the server closes s (EOF or reset) within secs.
+    s.settimeout(secs)
+    try:
+        return s.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+def tls(s, cert=None):
+    c = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    c.load_verify_locations(ca)
+    if cert:
+        c.load_cert_chain(cert + ".pem", cert + ".key")
+    return c.wrap_socket(s, server_hostname="127.0.0.1")
+
+def call(s):
+    # The reply to one call, or "closed".
+    try:
+        s.sendall(REQ)
+        got = s.recv(4096)
+        return got.decode().strip() if got else "closed"
+    except (OSError, ssl.SSLError):
+        return "closed"
+
+def held(port, src, n, secure):
+    # n connections from src, each served a call: admitted and counted.
+    out = []
+    for _ in range(n):
+        s = conn(port, src)
+        if secure:
+            s = tls(s)
+        r = call(s)
+        if r == "closed":
+            print("held connection refused")
+        out.append(s)
+    return out
+
+mode = sys.argv[1]
+if mode == "lockout":  # TLSPORT PLAINPORT N: N silent from 127.0.0.9
+    tport, pport, n = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    silent = []
+    for _ in range(n):
+        try:
+            silent.append(conn(tport, "127.0.0.9"))
+        except OSError:
+            break
+    time.sleep(0.3)
+    try:
+        print("plain:", call(conn(pport)))
+    except OSError as e:
+        print("plain: refused", e)
+    print("closed %d of %d" % (sum(closed_soon(s, 2) for s in silent), n))
+elif mode == "silent":  # PORT: a connection that sends nothing
+    s = conn(int(sys.argv[2]))
+    print("silent", "closed" if closed_soon(s, 1) else "held")
+elif mode == "hscap":  # PORT N: N silent handshakes, then one more
+    port, n = int(sys.argv[2]), int(sys.argv[3])
+    silent = [conn(port, "127.0.0.%d" % (20 + i)) for i in range(n)]
+    time.sleep(0.2)
+    extra = conn(port, "127.0.0.%d" % (20 + n))
+    print("extra", "closed" if closed_soon(extra, 1) else "held")
+    print("open %d of %d" % (sum(not closed_soon(s, 0.05) for s in silent), n))
+    for s in silent:
+        s.close()
+    time.sleep(0.2)
+    print("after:", call(tls(conn(port), os.environ["ALICE"])))
+elif mode == "apart":  # PORT tls|plain LIMIT: A at its limit, then B
+    port, secure, limit = int(sys.argv[2]), sys.argv[3] == "tls", int(sys.argv[4])
+    a = held(port, "127.0.0.2", limit, secure)
+    extra = conn(port, "127.0.0.2")
+    print("A over:", "closed" if closed_soon(extra, 1) else "held")
+    b = conn(port, "127.0.0.3")
+    print("B:", call(tls(b) if secure else b))
+    print("A still:", " ".join(call(s) for s in a).count('"result":3'))
+elif mode == "uids":  # SOCKET LIMIT: root at its limit, then uid 65534
+    path, limit = sys.argv[2], int(sys.argv[3])
+    a = [conn(0, path=path) for _ in range(limit)]
+    print("root:", sum(call(s) != "closed" for s in a))
+    print("root over:", "closed" if closed_soon(conn(0, path=path), 1) else "held")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.setgid(65534)
+        os.setuid(65534)
+        os.write(w, call(conn(0, path=path)).encode())
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 4096).decode()
+    os.waitpid(pid, 0)
+    print("nobody:", got)
+    print("root still:", sum('"result":3' in call(s) for s in a))
+PY
+}
+
 # pycall MODE PORT [CERT]: the python client against our CA.
 pycall() {
   timeout 20 /usr/bin/python3 "$T/client.py" "$1" "$2" "$T/ca.pem" ${3:+"$T/$3"} 2>&1 || true
@@ -267,6 +382,239 @@ without_tls() {
   finish
 }
 
+# free_ports VAR...: a free port in each.
+free_ports() {
+  local v
+  for v; do printf -v "$v" '%s' "$(free_port)"; done
+}
+
+# mkchain: carol1 (one intermediate CA, int1) and carol2 (two: int1 and
+# int2 under it), each .pem holding the client's chain as a client sends it.
+mkchain() {
+  printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=keyCertSign,cRLSign\n' >"$T/int.ext"
+  local name issuer serial=5001
+  for name in int1 int2; do
+    issuer=$([[ $name == int1 ]] && echo ca || echo int1)
+    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout "$T/$name.key" -out "$T/$name.csr" -subj "/CN=$name" 2>/dev/null
+    openssl x509 -req -in "$T/$name.csr" -CA "$T/$issuer.pem" -CAkey "$T/$issuer.key" \
+      -set_serial $((serial++)) -days 2 -extfile "$T/int.ext" -out "$T/$name.pem" 2>/dev/null
+  done
+  mkcert carol1 carol 5101 "" int1
+  mkcert carol2 carol 5102 "" int2
+  cat "$T/int1.pem" >>"$T/carol1.pem"
+  cat "$T/int2.pem" "$T/int1.pem" >>"$T/carol2.pem"
+}
+
+# s_client PORT ARGS...: openssl s_client against our CA, sending a call to
+# fx.peer; its whole output.
+s_client() {
+  local port=$1
+  shift
+  (printf '%s\n' '{"jsonrpc":"2.0","method":"fx.peer","id":1}'; sleep 0.5) |
+    timeout 10 openssl s_client -connect "127.0.0.1:$port" -CAfile "$T/ca.pem" \
+      "$@" 2>&1 || true
+}
+
+# resumes NAME PORT CERT ARGS...: a session saved from one connection
+# resumes on the next ("Reused"), and the resumed connection is let in by
+# the certificate's identity and shows it to the handler.
+resumes() {
+  local name=$1 port=$2 cert=$3 first again
+  shift 3
+  rm -f "$T/sess"
+  first=$(s_client "$port" -cert "$T/$cert.pem" -key "$T/$cert.key" -sess_out "$T/sess" "$@")
+  again=$(s_client "$port" -cert "$T/$cert.pem" -key "$T/$cert.key" -sess_in "$T/sess" "$@")
+  if [[ "$first" == *'"result"'* && "$again" == *"Reused, TLSv1."* &&
+    "$again" == *'"cert_cn":"'"$cert"'"'* ]]; then
+    pass "$name: resumed, and the handler sees cert_cn $cert"
+  else
+    fail "$name: expected a resumed session with cert_cn $cert; first: $(grep -E 'result|error|New|Reused' <<<"$first"); again: $(grep -E 'result|error|New|Reused' <<<"$again")"
+  fi
+}
+
+# refused_version NAME PORT FLAG: a client of that old version gets no
+# session, even with OpenSSL's security level lowered on its side.
+refused_version() {
+  local got
+  got=$(timeout 10 openssl s_client "$3" -cipher 'DEFAULT:@SECLEVEL=0' \
+    -connect "127.0.0.1:$2" -CAfile "$T/ca.pem" </dev/null 2>&1 || true)
+  if [[ "$got" == *"Cipher is (NONE)"* && "$got" != *"New, TLSv1"* ]]; then
+    pass "$1"
+  else
+    fail "$1: $(grep -E 'New,|Protocol|alert' <<<"$got")"
+  fi
+}
+
+# Issue 21, point 4: resumption keeps the identity, old versions and
+# suites are refused by default, a client chain is verified to a bound.
+resumption_and_suites() { # PN PM PLOW PDEEP
+  local pn=$1 pm=$2 plow=$3 pdeep=$4 got
+  resumes "TLS 1.3 ticket, mutual TLS, cert:alice" "$pm" alice
+  resumes "TLS 1.2 ticket, mutual TLS" "$pm" alice -tls1_2
+  resumes "TLS 1.2 session id, mutual TLS" "$pm" alice -tls1_2 -no_ticket
+  # bob is let in by san:bob.example: his SANs survive resumption too.
+  rm -f "$T/sess"
+  s_client "$pm" -cert "$T/bob.pem" -key "$T/bob.key" -sess_out "$T/sess" >/dev/null
+  got=$(s_client "$pm" -cert "$T/bob.pem" -key "$T/bob.key" -sess_in "$T/sess")
+  if [[ "$got" == *"Reused, TLSv1."* && "$got" == *'"cert_cn":"bob"'* ]]; then
+    pass "resumed: bob still let in by san:bob.example"
+  else
+    fail "resumed with san:bob.example: $(grep -E 'result|error|New|Reused' <<<"$got")"
+  fi
+  got=$(s_client "$pn" -sess_out "$T/sess0")
+  got=$(s_client "$pn" -sess_in "$T/sess0")
+  if [[ "$got" == *"Reused, TLSv1.3"* ]]; then
+    pass "resumed on a TLS listener without client certificates"
+  else
+    fail "no resumption without client certificates: $(grep -E 'New|Reused' <<<"$got")"
+  fi
+
+  refused_version "TLS 1.0 refused by default" "$pn" -tls1
+  refused_version "TLS 1.1 refused by default" "$pn" -tls1_1
+  refused_version "TLS 1.0 refused with tls_ciphers at @SECLEVEL=0" "$plow" -tls1
+  refused_version "TLS 1.1 refused with tls_ciphers at @SECLEVEL=0" "$plow" -tls1_1
+  got=$(s_client "$plow" -tls1_2 -cipher 'ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0')
+  # (s_client names the version a suite came with: TLSv1.0 for this one.)
+  if [[ "$got" == *"Cipher is ECDHE-ECDSA-AES128-SHA"* && "$got" == *"Protocol  : TLSv1.2"* ]]; then
+    pass "tls_ciphers overrides the default suites (a CBC suite when asked)"
+  else
+    fail "tls_ciphers = DEFAULT:@SECLEVEL=0: no CBC suite: $(grep -E 'New,|alert' <<<"$got")"
+  fi
+  local suite
+  for suite in ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA384 AES128-GCM-SHA256; do
+    got=$(s_client "$pn" -tls1_2 -cipher "$suite:@SECLEVEL=0")
+    if [[ "$got" == *"Cipher is (NONE)"* ]]; then
+      pass "default TLS 1.2 suites: $suite refused"
+    else
+      fail "default TLS 1.2 suites let $suite in: $(grep -E 'New,' <<<"$got")"
+    fi
+  done
+  got=$(s_client "$pn" -tls1_2)
+  if [[ "$got" == *"New, TLSv1.2, Cipher is ECDHE-ECDSA-"*"-GCM-SHA"* ||
+    "$got" == *"New, TLSv1.2, Cipher is ECDHE-ECDSA-CHACHA20-POLY1305"* ]]; then
+    pass "default TLS 1.2 suite: ECDHE with an AEAD"
+  else
+    fail "default TLS 1.2 suite: $(grep -E 'New,' <<<"$got")"
+  fi
+
+  # verify_depth = 1 on the deep port: one intermediate CA, not two.
+  expect_reply "verify_depth = 1: a chain with one intermediate" "$(pycall newline "$pdeep" carol1)"
+  expect_closed "verify_depth = 1: a chain with two intermediates" "$(pycall newline "$pdeep" carol2)"
+  logged "too long a chain: logged" "client certificate: certificate chain too long"
+}
+
+# Issue 21, point 3: peers and per-peer limits decide at accept on TLS
+# listeners, handshakes in progress are bounded, and peers count apart.
+admission() {
+  local pg pc po pq pz got
+  free_ports pg pc po pq pz
+  cat >"$T/adm.conf" <<CONF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+frame_timeout_ms = 3000
+max_connections = 40
+max_connections_per_peer = 3
+[listen local]
+unix = $T/adm.sock
+mode = 0666
+[listen guarded]
+tcp = 127.0.0.1:$pg
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+peers = 10.0.0.0/8
+[listen certs]
+tcp = 127.0.0.1:$pc
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+tls_client_ca = $T/ca.pem
+peers = cert:alice
+max_handshakes = 3
+[listen nocacert]
+tcp = 127.0.0.1:$pz
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+peers = cert:alice
+[listen open]
+tcp = 127.0.0.1:$po
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+[listen plain]
+tcp = 127.0.0.1:$pq
+[plugin math]
+path = math.so
+CONF
+  write_adm_client
+  start_daemon tls "$T/adm.conf" "$T/adm.sock"
+  adm() { CA="$T/ca.pem" ALICE="$T/alice" timeout 30 /usr/bin/python3 "$T/adm.py" "$@" 2>&1 || true; }
+
+  # 100 silent connections from outside `peers` on a TLS port: each is
+  # closed at accept, and a plain port still serves (max_connections 40).
+  got=$(adm lockout "$pg" "$pq" 100)
+  if [[ "$got" == *"plain: $THREE"* ]]; then
+    pass "100 silent TLS connections from outside peers: a plain port still serves"
+  else
+    fail "silent TLS connections from outside peers locked others out: $got"
+  fi
+  if [[ "$got" == *"closed 100 of 100"* ]]; then
+    pass "... and each was closed before its handshake"
+  else
+    fail "silent TLS connections from outside peers were held: $got"
+  fi
+  logged "outside peers on TLS: logged at accept" "127.0.0.9"
+
+  # cert: peers can be judged only after the handshake: max_handshakes.
+  got=$(adm hscap "$pc" 3)
+  if [[ "$got" == *"extra closed"* && "$got" == *"open 3 of 3"* ]]; then
+    pass "max_handshakes = 3: a fourth handshake is closed at once"
+  else
+    fail "max_handshakes = 3: $got"
+  fi
+  logged "max_handshakes: logged" "3 TLS handshakes in progress, max_handshakes"
+  if [[ "$got" == *"after: $THREE"* ]]; then
+    pass "max_handshakes: places come back when handshakes end"
+  else
+    fail "max_handshakes: alice not served after the stalled handshakes left: $got"
+  fi
+
+  # cert: peers where no client certificate is asked for (no
+  # tls_client_ca) can never match: judged at accept, no handshake.
+  got=$(adm silent "$pz")
+  if [[ "$got" == "silent closed" ]]; then
+    pass "cert: peers without tls_client_ca: closed at accept"
+  else
+    fail "cert: peers without tls_client_ca: a silent connection was $got"
+  fi
+
+  # max_connections_per_peer = 3: while 127.0.0.2 holds three, its fourth
+  # is closed at accept and 127.0.0.3 is served.
+  local kind port
+  for kind in tls plain; do
+    port=$([[ $kind == tls ]] && echo "$po" || echo "$pq")
+    got=$(adm apart "$port" "$kind" 3)
+    if [[ "$got" == *"A over: closed"* && "$got" == *"B: $THREE"* &&
+      "$got" == *"A still: 3"* && "$got" != *"held connection refused"* ]]; then
+      pass "per-peer limit on $kind: two addresses counted apart while both hold"
+    else
+      fail "per-peer limit on $kind: $got"
+    fi
+  done
+  if ((EUID == 0)); then
+    chmod o+x "$T"
+    got=$(adm uids "$T/adm.sock" 3)
+    if [[ "$got" == *"root: 3"* && "$got" == *"root over: closed"* &&
+      "$got" == *"nobody: $THREE"* && "$got" == *"root still: 3"* ]]; then
+      pass "per-peer limit on a Unix socket: two uids counted apart while both hold"
+    else
+      fail "per-peer limit by uid: $got"
+    fi
+  else
+    echo "skip: two uids on a Unix socket need root"
+  fi
+  stop_daemon tls "$PID" "$T/adm.sock"
+}
+
 main() {
   need_cmd openssl
   need_cmd socat
@@ -285,14 +633,12 @@ main() {
   mkcert dave dave 3003 "DNS:dave.example"
   mkcert stranger alice 3004 "" other
   mkexpired
+  mkchain
   cp "$T/server.pem" "$T/live.pem"
   cp "$T/server.key" "$T/live.key"
   write_client
-  local pn pl pm pp
-  pn=$(free_port)
-  pl=$(free_port)
-  pm=$(free_port)
-  pp=$(free_port)
+  local pn pl pm pp plow pdeep
+  free_ports pn pl pm pp plow pdeep
   cat >"$T/tls.conf" <<CONF
 [server]
 workers = 2
@@ -319,6 +665,17 @@ tls_client_ca = $T/ca.pem
 peers = cert:alice san:bob.example
 [listen plain]
 tcp = 127.0.0.1:$pp
+[listen low]
+tcp = 127.0.0.1:$plow
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+tls_ciphers = DEFAULT:@SECLEVEL=0
+[listen deep]
+tcp = 127.0.0.1:$pdeep
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+tls_client_ca = $T/ca.pem
+verify_depth = 1
 [plugin math]
 path = math.so
 [plugin echo]
@@ -487,6 +844,9 @@ CONF
   logged "mid-record: logged" "closed the connection in the middle of a record"
   expect_reply "still serving over TLS" "$(socat_call "$pn")"
 
+  resumption_and_suites "$pn" "$pm" "$plow" "$pdeep"
+  s_client "$pm" -cert "$T/alice.pem" -key "$T/alice.key" -sess_out "$T/sess" >/dev/null
+
   # SIGHUP: a new certificate for new connections; a broken key keeps it.
   expect_serial "serial 1001 before the reload" "$pn" serial=03E9
   cp "$T/server2.pem" "$T/live.pem"
@@ -500,6 +860,15 @@ CONF
   expect_reply "the plain listener still plain after the reload" \
     "$(printf '%s\n' "$ADD" | timeout 10 socat -t 5 - "TCP:127.0.0.1:$pp" 2>&1 || true)"
   expect_serial "SIGHUP: new connections get serial 2002" "$pn" serial=07D2
+  # A reload makes new contexts, with their own session caches and ticket
+  # keys: a session from before it is not resumed (its client's identity
+  # is verified again, by the CAs in the file now).
+  got=$(s_client "$pm" -cert "$T/alice.pem" -key "$T/alice.key" -sess_in "$T/sess")
+  if [[ "$got" == *"New, TLSv1.3"* && "$got" == *'"cert_cn":"alice"'* ]]; then
+    pass "SIGHUP: a session from before the reload gets a full handshake"
+  else
+    fail "a session from before the reload: $(grep -E 'result|New|Reused' <<<"$got")"
+  fi
   echo "not a key" >"$T/live.key"
   hup
   logged "a broken key: logged" "[listen tls] tls_key: $T/live.key"
@@ -507,6 +876,7 @@ CONF
   expect_serial "after a broken key, serial 2002 still" "$pn" serial=07D2
   expect_reply "serving after the broken key" "$(socat_call "$pn")"
   stop_daemon tls "$PID" "$T/local.sock"
+  admission
 
   # Files and settings that cannot work stop jrpcd -t, each with its line.
   bad_tls() { # NAME TEXT KEY-LINES...
