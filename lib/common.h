@@ -31,6 +31,7 @@ enum {
 /* The function table handed to handlers and modules (api.c). */
 extern const struct jrpc_api jrpc__api;
 
-/* Internal, non-static names carry the jrpc__ prefix (DESIGN.md §7). */
+/* Internal, non-static names carry the jrpc__ prefix (docs/architecture.md,
+ * "Conventions"). */
 
 #endif

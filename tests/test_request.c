@@ -1,4 +1,4 @@
-/* test_request.c - the wire rules of DESIGN.md section 4 and the JSON-RPC
+/* test_request.c - the wire rules of docs/protocol.md and the JSON-RPC
  * 2.0 specification, through the whole pipeline: request validity
  * (jsonrpc, method, params, id), id echo byte for byte, notifications,
  * batches, parse errors anywhere, jrpcd's limits (-32001 frame, -32002

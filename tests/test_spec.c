@@ -192,9 +192,9 @@ static void test_notifications_run(void **state) {
   assert_int_equal(tu_calls_notify_hello, hello + 2);
 }
 
-/* Byte-exact (DESIGN.md section 8): a single reply is exactly the compact
- * form of the specification's response, member order included; a batch
- * reply is compact, and equal as a JSON value. */
+/* Byte-exact (docs/architecture.md, "Conventions"): a single reply is exactly
+ * the compact form of the specification's response, member order included; a
+ * batch reply is compact, and equal as a JSON value. */
 static void test_byte_exact(void **state) {
   tu_fixture *f = *state;
   static char want[4096];

@@ -767,10 +767,10 @@ CONF
     fail "6 MB of replies over TLS: $got"
   fi
 
-  # The README's command, as written there, against this daemon's mTLS
-  # port, with its files named as the README names them.
+  # docs/security.md's command, as written there, against this daemon's mTLS
+  # port, with its files named as docs/security.md names them.
   local cmd
-  cmd=$(sed -n '/<!-- tls-example/,/<!-- \/tls-example/{s/^\$ //p}' "$ROOT/README.md")
+  cmd=$(sed -n '/<!-- tls-example/,/<!-- \/tls-example/{s/^\$ //p}' "$ROOT/docs/security.md")
   if [[ "$cmd" == *"socat - OPENSSL:127.0.0.1:7443,cafile=ca.pem,cert=client.pem,key=client.key" ]]; then
     cp "$T/alice.pem" "$T/client.pem"
     cp "$T/alice.key" "$T/client.key"
@@ -780,7 +780,7 @@ CONF
     )
     expect_reply "the README's socat OPENSSL command" "$got"
   else
-    fail "README.md: no tls-example socat command found (got: $cmd)"
+    fail "docs/security.md: no tls-example socat command found (got: $cmd)"
   fi
 
   # Mutual TLS and cert:/san: peers.

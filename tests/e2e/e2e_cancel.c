@@ -201,7 +201,7 @@ static void test_gone_frees_pool(void **state) {
                   .plugins = plugins_with("timeout_ms = 0\n")};
   e2e_start(d, &o);
   /* Over Unix, a close; over TCP a reset (a close is a half-close there
-   * until a reply meets the reset: see the README). */
+   * until a reply meets the reset: see docs/protocol.md). */
   for (int round = 0; round < 2; round++) {
     e2e_conn_t *a = e2e_connect(d, round ? E2E_TCP_NL : E2E_UNIX_LEN);
     e2e_send(a, REQ("sleep.work_ms", "[60000]", "1"));

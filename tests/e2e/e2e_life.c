@@ -537,8 +537,8 @@ static void test_sighup_failures_and_changes(void **state) {
   e2e_stop(d);
 }
 
-/* README: "calls in flight finish with the plugins they started with" --
- * also when the reload drops the plugin that is running them. */
+/* jrpcd(8), SIGHUP: "calls already running finish with the plugins they started
+ * with" -- also when the reload drops the plugin that is running them. */
 static void test_sighup_drops_plugin_with_calls_in_flight(void **state) {
   e2e_daemon_t *d = *state;
   char plugins[1024];

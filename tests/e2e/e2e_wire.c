@@ -260,8 +260,8 @@ static void test_bad_and_empty_length_prefix(void **state) {
   for (e2e_ep_t ep = E2E_UNIX_LEN; ep <= E2E_TCP_LEN; ep += 2) {
     e2e_conn_t *c = e2e_connect(d, ep);
     /* A zero-length payload is an empty JSON text: -32700 (lib/frame.c
-     * hands it on as a frame; README: "A zero-length payload is invalid
-     * JSON"), and the stream goes on. */
+     * hands it on as a frame; docs/protocol.md: "A zero-length payload is
+     * invalid JSON"), and the stream goes on. */
     static const unsigned char zero[8] = {0};
     e2e_send_raw(c, zero, 4);
     e2e_expect(c, ERR("-32700", "Parse error", "null"));
@@ -377,7 +377,7 @@ static void test_deferred_calls_in_batch(void **state) {
   e2e_stop(d);
 }
 
-/* README, "Wire behaviour": a batch with deferred calls gets the immediate
+/* docs/protocol.md, "JSON-RPC": a batch with deferred calls gets the immediate
  * replies first, then the deferred ones in the order they finished. */
 static void test_deferred_batch_order(void **state) {
   e2e_daemon_t *d = *state;
@@ -436,7 +436,7 @@ static void test_max_pending_calls(void **state) {
   e2e_stop(d);
 }
 
-/* max_batch and max_response_bytes as the config sets them (README,
+/* max_batch and max_response_bytes as the config sets them (jrpcd.conf(5),
  * [server]): both are far below their defaults here, so a daemon that kept
  * the defaults answers these calls instead of refusing them. */
 static void test_configured_limits(void **state) {

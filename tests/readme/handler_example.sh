@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, configures and calls the handler example of README.md ("Writing a
+# Builds, configures and calls the handler example of README.md ("A
 # handler"), so that the README's promise — a complete example — is kept.
 #
 # The blocks between <!-- handler-example --> and <!-- /handler-example -->

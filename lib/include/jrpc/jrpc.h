@@ -3,36 +3,10 @@
  *
  * A handler module includes this header and nothing else of ours, links
  * against nothing of ours, and exports one function through JRPC_MODULE().
- * Every handle it receives (jrpc_call_t, jrpc_reg_t) starts with a pointer to
- * the daemon's function table; the inline wrappers below call through it, so
- * a module needs no symbol from the daemon and the same source can be linked
- * statically into a test.
- *
- * Compatibility rules:
- *  - struct jrpc_api is append-only. A minor ABI bump adds members at its end;
- *    anything else is a major bump.
- *  - The loader refuses a module whose magic, ABI major, build signature or
- *    info size differ from its own, or whose ABI minor is newer.
- *
- * Lifetimes: parameter views are valid until the handler returns; memory from
- * jrpc_alloc() until the reply is sent; module data from init to fini.
- *
- * Threads: jrpcd runs `workers` threads, and every one of them calls the
- * handlers of every module, so one module's handlers run on several
- * threads at once (the same handler too, for calls on connections of
- * different workers). What a handler touches is one of three kinds:
- *  - per call: the jrpc_call_t, its params and jrpc_alloc memory. Only the
- *    thread running the call uses them; nothing to lock.
- *  - per worker: the slot of jrpc_on_worker (ABI 1.3), reached with
- *    jrpc_worker_data(c). Only that worker's thread uses it while it
- *    serves; nothing to lock (a database connection or a cache per worker).
- *  - shared: *mod_data, udata, and anything they point to. Every worker
- *    reads them at once: state that changes after init needs a lock or
- *    atomics (handlers/kv/kv.c has a table under a mutex), and a reload
- *    (SIGHUP) runs a second instance of the module beside the first.
- * A worker runs one call at a time, so a handler never races with itself
- * on one worker; jrpc_post callbacks and jrpc_queue_work's done run on the
- * call's worker too, while work() runs on a pool thread of its own.
+ * The inline wrappers call through the function table every handle starts
+ * with, so a module needs no symbol from the daemon. Each function has one
+ * line here; its whole contract (lifetimes, threads, compatibility rules,
+ * errors) is in docs/handlers.md.
  */
 #ifndef JRPC_JRPC_H
 #define JRPC_JRPC_H
@@ -253,72 +227,32 @@ enum { JRPC_LOG_ERROR = 0, JRPC_LOG_WARN, JRPC_LOG_INFO, JRPC_LOG_DEBUG };
 
 #define JRPC__API(h) ((h)->api)
 
-/* Register `name` (a NUL-terminated UTF-8 string; "rpc." names are
- * reserved) to call fn(call, params, udata). JRPC_EEXIST if taken. */
+/* Register method `name` to call fn(call, params, udata). */
 static inline int jrpc_register(jrpc_reg_t *r, const char *name,
                                 jrpc_handler_fn fn, void *udata) {
   return JRPC__API(r)->register_method(r, name, fn, udata);
 }
-/* Inside init, after registering `method`: what rpc.discover says of it,
- * as the JSON text of an OpenRPC Method Object without "name" (jrpcd adds
- * it): "summary", "description", "params" (content descriptors with a JSON
- * Schema each), "result", "errors", "examples". The text is copied and
- * checked now: JRPC_EINVAL (and the plugin fails to load, naming the
- * method) when it is not a JSON object, has no "params" (OpenRPC requires
- * it: [] for none), holds "name", or the method is not one this module
- * registered; describing a method twice replaces the first. ABI 1.2. */
+/* In init: the method's OpenRPC description for rpc.discover (ABI 1.2). */
 static inline int jrpc_describe(jrpc_reg_t *r, const char *method,
                                 const char *json) {
   return JRPC__API(r)->describe(r, method, json);
 }
 
-/* Inside init: why the module cannot start, for jrpcd's error message
- * ("sleep.so: init failed: max_ms: \"abc\" is not a number"). Returns
- * JRPC_EINVAL, so that init can `return jrpc_init_error(r, "...")`. */
+/* In init: why the module cannot start; returns JRPC_EINVAL. */
 static inline int jrpc_init_error(jrpc_reg_t *r, const char *msg) {
   return JRPC__API(r)->init_error(r, msg);
 }
-/* A key of the module's [plugin NAME] config section, or NULL. The string
- * is valid during init only: copy what you keep. */
+/* In init: a key of the module's [plugin NAME] section, or NULL. */
 static inline const char *jrpc_conf_get(jrpc_reg_t *r, const char *key) {
   return JRPC__API(r)->conf_get(r, key);
 }
 
-/* Inside init: give the module one slot per worker (ABI 1.3). For each
- * worker k, init(r, mod_data, k, &slot) runs once, after the module's own
- * init has returned, and stores in *slot what that worker's calls get
- * from jrpc_worker_data(); fini(mod_data, k, slot) runs exactly once for
- * each slot whose init succeeded, before the module's own fini.
- *
- * When: every slot is made as the module loads (at start-up, and by a
- * reload for the new instance), on the thread that loads it (jrpcd's main
- * thread, where init runs), before any worker serves a call of it; the
- * number of workers never changes while jrpcd runs. A slot's fini runs on
- * its own worker's thread once that worker is done with the instance (it
- * serves a reloaded one and the calls it deferred under this one have
- * finished, or it stops); for a worker that never served the instance (a
- * load that failed, a reload overtaken by the next one), on the thread
- * that lets go of it, mostly the main one. After shutdown_timeout_ms
- * passed with thread-pool work still running, jrpcd exits without any
- * fini.
- *
- * init's r is valid during that call only, for jrpc_conf_get and
- * jrpc_init_error; a non-zero return fails the module's load (slots made
- * so far are finalised, then the module's fini runs): "kv.so: worker 1:
- * per-worker init failed: why", and the reload or start-up fails as for
- * any init failure. fini may be NULL. A second jrpc_on_worker replaces the
- * first. A host without workers (the library in a test) has one slot,
- * worker 0. JRPC_EINVAL for a NULL init or outside init. */
+/* In init: one slot per worker, made by init and ended by fini (ABI 1.3). */
 static inline int jrpc_on_worker(jrpc_reg_t *r, jrpc_worker_init_fn init,
                                  jrpc_worker_fini_fn fini) {
   return JRPC__API(r)->on_worker(r, init, fini);
 }
-/* In a handler, or through a deferred handle on its own loop (a jrpc_post
- * callback, jrpc_queue_work's done; not in work(), which runs on a pool
- * thread): the calling worker's slot of the module that registered the
- * method, as its init stored it. NULL for a module without
- * jrpc_on_worker. A deferred call finishing after a reload still gets the
- * slot of the instance that started it. ABI 1.3. */
+/* The calling worker's slot of the module (ABI 1.3). */
 static inline void *jrpc_worker_data(jrpc_call_t *c) {
   return JRPC__API(c)->worker_data(c);
 }
@@ -333,13 +267,11 @@ static inline int jrpc_is_none(jrpc_val_t v) {
 static inline uint32_t jrpc_len(jrpc_call_t *c, jrpc_val_t v) {
   return JRPC__API(c)->len(c, v);
 }
-/* The i-th element of an array (or value of the i-th member of an object);
- * JRPC_T_NONE past the end. */
+/* The i-th element (or member value); JRPC_T_NONE past the end. */
 static inline jrpc_val_t jrpc_at(jrpc_call_t *c, jrpc_val_t v, uint32_t i) {
   return JRPC__API(c)->at(c, v, i);
 }
-/* The value of member `key` (NUL-terminated) of an object; JRPC_T_NONE if
- * absent. With duplicate keys, the first one wins. */
+/* Member `key`'s value (the first of duplicates); JRPC_T_NONE if absent. */
 static inline jrpc_val_t jrpc_get(jrpc_call_t *c, jrpc_val_t obj,
                                   const char *key) {
   size_t n = 0;
@@ -347,22 +279,19 @@ static inline jrpc_val_t jrpc_get(jrpc_call_t *c, jrpc_val_t obj,
     n++;
   return JRPC__API(c)->get(c, obj, key, n);
 }
-/* Iteration in O(1) per step: first element (or member value), then next
- * until jrpc_is_none(). */
+/* Iteration, O(1) a step: first, then next until jrpc_is_none(). */
 static inline jrpc_val_t jrpc_first(jrpc_call_t *c, jrpc_val_t v) {
   return JRPC__API(c)->first(c, v);
 }
 static inline jrpc_val_t jrpc_next(jrpc_call_t *c, jrpc_val_t v) {
   return JRPC__API(c)->next(c, v);
 }
-/* The key of an object member, given the member's value view (unescaped,
- * NUL-terminated, valid until the handler returns). */
+/* The key of an object member, given the member's value view. */
 static inline int jrpc_key(jrpc_call_t *c, jrpc_val_t member, const char **s,
                            size_t *n) {
   return JRPC__API(c)->key(c, member, s, n);
 }
-/* Numbers: JRPC_ETYPE if not a number, JRPC_ERANGE if it has a fraction or
- * exponent (as_i64) or does not fit. */
+/* Scalars: JRPC_ETYPE for another type, JRPC_ERANGE when it does not fit. */
 static inline int jrpc_as_i64(jrpc_call_t *c, jrpc_val_t v, int64_t *out) {
   return JRPC__API(c)->as_i64(c, v, out);
 }
@@ -372,36 +301,24 @@ static inline int jrpc_as_f64(jrpc_call_t *c, jrpc_val_t v, double *out) {
 static inline int jrpc_as_bool(jrpc_call_t *c, jrpc_val_t v, int *out) {
   return JRPC__API(c)->as_bool(c, v, out);
 }
-/* A string, unescaped and NUL-terminated (it may contain NUL bytes: use n).
- * Copied into call scratch memory (use jrpc_raw for zero-copy bytes). */
+/* A string, unescaped and NUL-terminated, copied into call memory. */
 static inline int jrpc_as_str(jrpc_call_t *c, jrpc_val_t v, const char **s,
                               size_t *n) {
   return JRPC__API(c)->as_str(c, v, s, n);
 }
-/* n numbers at once, from params given by position ([x, y, ...]: exactly
- * n elements) or by name ({"x": .., "y": ..}: the members names[0..n),
- * others ignored; names may be NULL when only positions make sense).
- * Returns 0 when params has that shape, and out[k] then says what the k-th
- * is (its status: absent, not a number, out of range, or read); else
- * JRPC_ETYPE (params absent, a scalar, or an object without names) or
- * JRPC_EINVAL (an array of another length), and out is left alone. One
- * call through the table where type, len, first/get, next and as_i64 or
- * as_f64 per number would take several each (ABI 1.1). */
+/* n numbers at once, by position or by name (ABI 1.1). */
 static inline int jrpc_params_num(jrpc_call_t *c, jrpc_val_t params,
                                   const char *const *names, uint32_t n,
                                   jrpc_num_t *out) {
   return JRPC__API(c)->params_num(c, params, names, n, out);
 }
-/* The exact JSON bytes of any value (strings with their quotes). Not
- * NUL-terminated. */
+/* The exact JSON bytes of any value, zero-copy, not NUL-terminated. */
 static inline int jrpc_raw(jrpc_call_t *c, jrpc_val_t v, const char **s,
                            size_t *n) {
   return JRPC__API(c)->raw(c, v, s, n);
 }
 
-/* The result writer. Write exactly one value (which may be a container);
- * writing none yields "result": null. Misuse (a key outside an object, an
- * unclosed container, ...) turns the reply into a -32000 error. */
+/* The result writer: exactly one value; misuse becomes a -32000 error. */
 static inline int jrpc_w_obj(jrpc_call_t *c) {
   return JRPC__API(c)->w_obj(c);
 }
@@ -417,7 +334,7 @@ static inline int jrpc_w_arr_end(jrpc_call_t *c) {
 static inline int jrpc_w_key(jrpc_call_t *c, const char *s, size_t n) {
   return JRPC__API(c)->w_key(c, s, n);
 }
-/* Strings are escaped as JSON requires; invalid UTF-8 becomes U+FFFD. */
+/* Escaped as JSON requires; invalid UTF-8 becomes U+FFFD. */
 static inline int jrpc_w_str(jrpc_call_t *c, const char *s, size_t n) {
   return JRPC__API(c)->w_str(c, s, n);
 }
@@ -427,8 +344,7 @@ static inline int jrpc_w_i64(jrpc_call_t *c, int64_t v) {
 static inline int jrpc_w_u64(jrpc_call_t *c, uint64_t v) {
   return JRPC__API(c)->w_u64(c, v);
 }
-/* Shortest text that reads back as the same double. NaN and infinities
- * have no JSON form: JRPC_EINVAL. */
+/* Shortest text that reads back exactly; NaN, infinities: JRPC_EINVAL. */
 static inline int jrpc_w_f64(jrpc_call_t *c, double v) {
   return JRPC__API(c)->w_f64(c, v);
 }
@@ -438,25 +354,21 @@ static inline int jrpc_w_bool(jrpc_call_t *c, int v) {
 static inline int jrpc_w_null(jrpc_call_t *c) {
   return JRPC__API(c)->w_null(c);
 }
-/* Copy `json` verbatim as one value. It must be valid JSON (e.g. from
- * jrpc_raw); it is not checked. */
+/* Copy `json`, valid JSON (not checked), verbatim as one value. */
 static inline int jrpc_w_raw(jrpc_call_t *c, const char *json, size_t n) {
   return JRPC__API(c)->w_raw(c, json, n);
 }
 
-/* Fail the call with `code` and `msg`, discarding any partial result.
- * Returns JRPC_EFAIL so a handler can `return jrpc_error(...)`. */
+/* Fail the call; returns JRPC_EFAIL. */
 static inline int jrpc_error(jrpc_call_t *c, int code, const char *msg) {
   return JRPC__API(c)->error(c, code, msg);
 }
-/* Like jrpc_error, but the next value written becomes the error's "data".
- * Returns 0; the handler writes the data value, then returns JRPC_EFAIL. */
+/* Fail the call; the next value written becomes the error's data. */
 static inline int jrpc_error_begin(jrpc_call_t *c, int code, const char *msg) {
   return JRPC__API(c)->error_begin(c, code, msg);
 }
 
-/* Call-scoped scratch memory (16-byte aligned), freed when the reply is
- * sent. NULL when out of memory. */
+/* Call-scoped scratch memory, freed when the reply is sent. */
 static inline void *jrpc_alloc(jrpc_call_t *c, size_t n) {
   return JRPC__API(c)->alloc(c, n);
 }
@@ -467,53 +379,9 @@ static inline void jrpc_log(jrpc_call_t *c, int level, const char *msg) {
   JRPC__API(c)->log(c, level, msg);
 }
 
-/* Asynchronous replies.
- *
- * jrpc_defer(c), inside a handler, returns a new call handle that outlives
- * the handler; the handler then returns JRPC_ASYNC. It returns NULL when
- * the host has no event loop, is out of memory, or already has as many
- * calls in flight as it allows (the call is then answered -32005, "server
- * busy", whatever the handler writes). Param views die when the handler
- * returns: copy what the reply needs first. Later, on the loop that ran
- * the handler, write the result (jrpc_w_*) or an error (jrpc_error*)
- * through the deferred handle and call jrpc_finish(d): the reply is sent
- * and d is gone. Nothing written means a null result.
- *
- * jrpc_post(d, fn, arg) is thread-safe (with jrpc_cancelled, the only
- * calls that are): from any thread it
- * schedules fn(d, arg) on d's loop. It returns 0; JRPC_ECANCELED when the
- * host is shutting down (the host then ends the call itself, with -32007,
- * and d must not be used again); JRPC_ENOSYS without an event loop; or
- * JRPC_ENOMEM, only for a second post of the same call while the first
- * still waits. jrpc_queue_work(d, work, done, arg), on d's loop, runs
- * work(arg) on the host's thread pool, then done(d, arg) on the loop; on
- * an error (JRPC_ENOMEM, JRPC_ECANCELED) nothing was scheduled and d is
- * still the caller's to finish.
- *
- * A deferred call keeps its module loaded until finished, even across a
- * reload. Replies of deferred calls may overtake later requests' replies
- * on the connection; a batch's reply waits for all of its calls.
- *
- * Timeouts and cancellation (ABI 1.3). A deferred call may end before its
- * handler finishes it: its deadline passes (call_timeout_ms, a plugin's
- * timeout_ms or the method's "x-jrpcd-timeout-ms"; answered -32004 with
- * {"timeout_ms":N}), the client cancels it ($/cancelRequest; answered
- * -32800), its connection closes (nothing is sent), or the daemon stops
- * (-32007). The client gets exactly one answer either way. jrpcd then runs
- * the call's cancel callback (jrpc_on_cancel) once, on d's loop, sets the
- * flag jrpc_cancelled(d) reads, and frees the reply buffer; the handle
- * itself stays valid as a small tombstone (with its jrpc_alloc memory and
- * a hold on its module) until the handler's jrpc_finish(d), which then
- * returns JRPC_ECANCELED, sends nothing and releases it. So a handler
- * always finishes each deferred call exactly once, cancelled or not: in
- * the cancel callback when nothing of its own still refers to d (it may
- * call jrpc_finish there), else when its work comes back. Writes to a
- * cancelled call are refused (JRPC_EINVAL) and never sent. jrpc_post and
- * jrpc_queue_work keep working on it (work still runs: poll
- * jrpc_cancelled to stop early). A call ended by shutdown is the
- * exception: its handle stays valid until the daemon exits, and
- * jrpc_finish on it does nothing. Time spent waiting for a pool thread
- * counts toward the call's timeout. */
+/* Asynchronous replies: defer in the handler, finish later on its loop;
+ * post is thread-safe, queue_work runs work on the pool and done on the
+ * loop. Timeouts and cancellation: see docs/handlers.md. */
 static inline jrpc_call_t *jrpc_defer(jrpc_call_t *c) {
   return JRPC__API(c)->defer(c);
 }
@@ -527,16 +395,11 @@ static inline int jrpc_queue_work(jrpc_call_t *c, jrpc_work_fn work,
                                   jrpc_post_fn done, void *arg) {
   return JRPC__API(c)->queue_work(c, work, done, arg);
 }
-/* On a deferred handle, on its loop: fn(d, arg) runs once, on the loop,
- * when d is cancelled (see above); a second call replaces the first. 0;
- * JRPC_EINVAL on a handle that is not deferred; JRPC_ECANCELED when d is
- * cancelled already (fn is not called: finish d). ABI 1.3. */
+/* fn(d, arg) runs once, on the loop, when d is cancelled (ABI 1.3). */
 static inline int jrpc_on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
   return JRPC__API(c)->on_cancel(c, fn, arg);
 }
-/* From any thread (a pool thread's work too), while d is not finished: 1
- * once d has been cancelled, else 0 (always 0 for a synchronous call). An
- * atomic read: cheap enough to poll in a loop. ABI 1.3. */
+/* 1 once d has been cancelled, else 0; thread-safe (ABI 1.3). */
 static inline int jrpc_cancelled(jrpc_call_t *c) {
   return JRPC__API(c)->cancelled(c);
 }
@@ -564,9 +427,7 @@ typedef struct jrpc_module_info {
   uint32_t build_signature;
   const char *name;
   const char *version;
-  /* Register methods; *mod_data is handed to fini. Non-zero fails the
-   * load and nothing the module registered stays. Every worker thread
-   * uses *mod_data at once: see "Threads" at the top. */
+  /* Register methods; *mod_data, shared by every worker, goes to fini. */
   int (*init)(jrpc_reg_t *r, void **mod_data);
   void (*fini)(void *mod_data);
 } jrpc_module_info_t;
