@@ -69,7 +69,7 @@ expect_eq "the units name no jrpcd or config outside the prefix" "$others" ""
 
 # 4. pkg-config, on the prefix's file alone.
 pc() {
-  PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$prefix/share/pkgconfig pkg-config "$@" jrpcd
+  PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$prefix/share/pkgconfig pkg-config "$@" jrpcd
 }
 expect_eq "pkg-config: plugindir is the prefix's" \
   "$(realpath -m "$(pc --variable=plugindir)")" "$handlers"
