@@ -18,6 +18,7 @@ fails=0
 # text holds $2.
 readme_list() {
   local readme=$1 tag=$2
+  # shellcheck disable=SC2016 # backquotes, not an expansion
   awk '/^<!-- deps:/ { on = 1; next } /^<!-- \/deps -->$/ { on = 0 } on' "$readme" |
     grep -F -- "$tag" | sed 's/^[^:]*: //' | grep -o '`[a-z0-9][a-z0-9.+-]*`' | tr -d '`' | sort
 }
@@ -25,10 +26,10 @@ readme_list() {
 # check README DEPS_SH: prints every difference; status 1 if any.
 check() {
   local readme=$1 deps=$2 list tag rc=0 in_readme in_deps p
-  grep -q '^<!-- deps:' "$readme" && grep -q '^<!-- /deps -->$' "$readme" || {
+  if ! grep -q '^<!-- deps:' "$readme" || ! grep -q '^<!-- /deps -->$' "$readme"; then
     echo "$readme has no <!-- deps: ... --> ... <!-- /deps --> block"
     return 1
-  }
+  fi
   for list in run test; do
     tag="(\`$list.sh\`)"
     in_readme=$(readme_list "$readme" "$tag")
@@ -57,22 +58,25 @@ fi
 # Drift, both ways, on copies.
 T=$(mktemp -d)
 trap 'rm -rf -- "$T"' EXIT
+# expect_drift WHAT README DEPS_SH WANT: check must refuse the pair with
+# WANT in its message.
+expect_drift() {
+  local what=$1 want=$4 out rc=0
+  out=$(check "$2" "$3") || rc=$?
+  if ((rc == 1)) && [[ $out == *"$want"* ]]; then
+    echo "ok: $what is named: $out"
+  else
+    echo "FAIL: $what passed the check (status $rc: $out)" >&2
+    fails=$((fails + 1))
+  fi
+}
+# shellcheck disable=SC2016 # backquotes, not an expansion
 sed '/^<!-- deps:/,/^<!-- \/deps -->$/ s/ `libuv1-dev`//' "$root/README.md" >"$T/README.md"
-out=$(check "$T/README.md" "$root/scripts/deps.sh") && rc=0 || rc=$?
-if ((rc == 1)) && [[ $out == *"libuv1-dev: in deps.sh's run list, not on the README's"* ]]; then
-  echo "ok: a package missing from the README is named: $out"
-else
-  echo "FAIL: a README without libuv1-dev passed the check (status $rc: $out)" >&2
-  fails=$((fails + 1))
-fi
+expect_drift "libuv1-dev missing from the README" "$T/README.md" "$root/scripts/deps.sh" \
+  "libuv1-dev: in deps.sh's run list, not on the README's"
 sed 's/^\(test_pkgs=(\)/\1jrpcd-extra-tool /' "$root/scripts/deps.sh" >"$T/deps.sh"
-out=$(check "$root/README.md" "$T/deps.sh") && rc=0 || rc=$?
-if ((rc == 1)) && [[ $out == *"jrpcd-extra-tool: in deps.sh's test list, not on the README's"* ]]; then
-  echo "ok: a package added to deps.sh alone is named: $out"
-else
-  echo "FAIL: a deps.sh with one more package passed the check (status $rc: $out)" >&2
-  fails=$((fails + 1))
-fi
+expect_drift "a package added to deps.sh alone" "$root/README.md" "$T/deps.sh" \
+  "jrpcd-extra-tool: in deps.sh's test list, not on the README's"
 
 ((fails == 0)) || exit 1
 echo "readme_deps.sh: all checks passed"
