@@ -8,7 +8,8 @@
 # `deps.sh --list test`. A package in one and not the other, or on the
 # wrong line, fails with its name. Then shows that the check can fail: a
 # README with a package missing and a deps.sh with one more must each be
-# refused, naming that package.
+# refused, naming that package. Last, the commands scripts/run.sh prints
+# to try next must be the README's block that says so, line for line.
 set -euo pipefail
 
 root=${1:?usage: $0 REPO_ROOT}
@@ -77,6 +78,22 @@ expect_drift "libuv1-dev missing from the README" "$T/README.md" "$root/scripts/
 sed 's/^\(test_pkgs=(\)/\1jrpcd-extra-tool /' "$root/scripts/deps.sh" >"$T/deps.sh"
 expect_drift "a package added to deps.sh alone" "$root/README.md" "$T/deps.sh" \
   "jrpcd-extra-tool: in deps.sh's test list, not on the README's"
+
+# run.sh's next steps: the indented lines of its message, $PWD as the
+# README writes it; the README's: the sh block after "It prints what to try
+# next".
+mapfile -t printed < <(awk '/^cat >&2 <<EOF$/ { on = 1; next } /^EOF$/ { on = 0 }
+  on && /^  / { sub(/^  /, ""); gsub(/\\\$/, "$"); print }' "$root/scripts/run.sh")
+mapfile -t shown < <(awk '/It prints what to try next/ { want = 1 }
+  want && /^```sh$/ { on = 1; next } on && /^```$/ { exit } on' "$root/README.md")
+if ((${#printed[@]} > 0)) && [[ "${printed[*]}" == "${shown[*]}" ]]; then
+  echo "ok: run.sh prints the README's next steps (${#printed[@]} lines)"
+else
+  echo "FAIL: run.sh's next steps differ from the README's:" >&2
+  printf '  run.sh: %s\n' "${printed[@]}" >&2
+  printf '  README: %s\n' "${shown[@]}" >&2
+  fails=$((fails + 1))
+fi
 
 ((fails == 0)) || exit 1
 echo "readme_deps.sh: all checks passed"
