@@ -4,6 +4,7 @@
 #include "config_keys.h"
 
 #include "access.h"
+#include "install_dirs.h"
 #include "privs.h"
 #include "sockdir.h"
 
@@ -18,10 +19,6 @@
 #include <sys/un.h>
 
 #include "jrpc/jrpc.h"
-
-#ifndef JRPCD_PLUGIN_DIR
-#error "JRPCD_PLUGIN_DIR must be defined by the build"
-#endif
 
 #define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
@@ -128,7 +125,7 @@ const jrpcd_key_t jrpcd_keys[] = {
      .what = "a parser", .def = "auto",
      .doc = "JSON parser; auto picks native or simdjson by frame size"},
     {"plugin_dir", SERVER(plugin_dir), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a directory", .def = JRPCD_PLUGIN_DIR,
+     .what = "a directory", .def = jrpcd_plugin_dir_default,
      .doc = "where a relative plugin path is looked for"},
     {"log_level", SERVER(log_level), .type = JRPCD_KEY_ENUM,
      .words = log_levels, .what = "a log level", .def = "info",

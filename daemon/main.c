@@ -14,6 +14,7 @@
 #include "config_keys.h"
 #include "default_socket.h"
 #include "gen_tls.h"
+#include "install_dirs.h"
 #include "log.h"
 #include "parser.h"
 #include "sdnotify.h"
@@ -56,7 +57,8 @@ static void usage(FILE *f) {
 }
 
 /* The sample plugins next to this binary in a build tree, else the
- * installed ones. */
+ * installed ones (install_dirs.h: this installation's, wherever it was
+ * installed to). */
 static void default_plugin_dir(char *out, size_t n) {
   char exe[PATH_MAX];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -74,7 +76,7 @@ static void default_plugin_dir(char *out, size_t n) {
       }
     }
   }
-  snprintf(out, n, "%s", JRPCD_PLUGIN_DIR);
+  snprintf(out, n, "%s", jrpcd_plugin_dir_default);
 }
 
 /* The built-in config, its socket at the default path that jrpc also
@@ -274,6 +276,9 @@ int main(int argc, char **argv) {
       {"hash-token", required_argument, NULL, HASH_TOKEN},
       {NULL, 0, NULL, 0},
   };
+  /* Before any config is read, -T and --list-keys included: the default
+   * plugin_dir is this installation's. */
+  jrpcd_install_dirs_init();
   while ((opt = getopt_long(argc, argv, "c:tTvqVh", long_options, NULL)) !=
          -1) {
     switch (opt) {

@@ -6,7 +6,7 @@
 # bounded time. This is the command CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh test # the build's packages and the test tools
 jobs=$(nproc)
 
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_WERROR=ON >/dev/null
