@@ -6,9 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 
 #include "log.h"
 #include "sockdir.h"
+#include "userdb.h"
 
 #define BACKLOG 1024
 
@@ -38,11 +37,10 @@ static int lookup_uid(const char *s, uid_t *out) {
     *out = (uid_t)v;
     return 0;
   }
-  struct passwd pw, *res = NULL;
-  char buf[4096];
-  if (getpwnam_r(s, &pw, buf, sizeof(buf), &res) != 0 || !res)
+  jrpcd_user_t u;
+  if (jrpcd_user_by_name(s, &u) != 0)
     return -1;
-  *out = pw.pw_uid;
+  *out = (uid_t)u.uid;
   return 0;
 }
 
@@ -53,11 +51,10 @@ static int lookup_gid(const char *s, gid_t *out) {
     *out = (gid_t)v;
     return 0;
   }
-  struct group gr, *res = NULL;
-  char buf[4096];
-  if (getgrnam_r(s, &gr, buf, sizeof(buf), &res) != 0 || !res)
+  uint32_t gid;
+  if (jrpcd_group_by_name(s, &gid) != 0)
     return -1;
-  *out = gr.gr_gid;
+  *out = (gid_t)gid;
   return 0;
 }
 
