@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discover.h"
 #include "gen_tls.h"
 #include "log.h"
 #include "plugin_load.h"

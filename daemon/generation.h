@@ -83,9 +83,6 @@ const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
 const jrpcd_tokens_t *jrpcd_gen_tokens(const jrpcd_gen_t *g,
                                        const char *listener);
 
-/* discover.c: registers rpc.discover in g's registry. */
-int jrpcd_discover_attach(jrpcd_gen_t *g);
-
 /* admit.c: frees the views of g's registry its connections made. */
 void jrpcd_views_free(jrpcd_gen_t *g);
 
