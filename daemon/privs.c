@@ -10,34 +10,35 @@
 
 #include "userdb.h"
 
+/* NAME as a decimal uid or gid: 0, or -1 when it is not one ((uid_t)-1
+ * and (gid_t)-1 mean "no change" to the kernel, so they are none). */
+static int numeric_id(const char *name, uint32_t *id) {
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(name, &end, 10);
+  if (!*name || *end || errno || v >= (uid_t)-1 || v >= (gid_t)-1)
+    return -1;
+  *id = (uint32_t)v;
+  return 0;
+}
+
 /* A user by name, else by numeric uid (which must be in the database:
  * initgroups needs the name). */
 static int lookup_user(const char *name, jrpcd_user_t *u) {
+  uint32_t id;
   if (jrpcd_user_by_name(name, u) == 0)
     return 0;
-  char *end;
-  errno = 0;
-  unsigned long id = strtoul(name, &end, 10);
-  if (*name && !*end && !errno && id < (uid_t)-1 &&
-      jrpcd_user_by_uid((uint32_t)id, u) == 0)
-    return 0;
-  return -1;
+  return numeric_id(name, &id) == 0 && jrpcd_user_by_uid(id, u) == 0 ? 0 : -1;
 }
 
+/* A group by name, else a numeric gid: a gid without a name is still a
+ * gid. */
 static int lookup_group(const char *name, gid_t *gid) {
-  uint32_t id32;
-  if (jrpcd_group_by_name(name, &id32) == 0) {
-    *gid = (gid_t)id32;
-    return 0;
-  }
-  char *end;
-  errno = 0;
-  unsigned long id = strtoul(name, &end, 10);
-  if (*name && !*end && !errno && id < (gid_t)-1) {
-    *gid = (gid_t)id; /* a gid without a name is still a gid */
-    return 0;
-  }
-  return -1;
+  uint32_t id;
+  if (jrpcd_group_by_name(name, &id) != 0 && numeric_id(name, &id) != 0)
+    return -1;
+  *gid = (gid_t)id;
+  return 0;
 }
 
 int jrpcd_user_known(const char *name, char *why, size_t whylen) {
