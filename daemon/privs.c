@@ -41,20 +41,23 @@ static int lookup_group(const char *name, gid_t *gid) {
   return 0;
 }
 
+/* 0 when found, else -1 with why naming NAME as no WHAT of this system. */
+static int known(int found, const char *name, const char *what, char *why,
+                 size_t whylen) {
+  if (found)
+    return 0;
+  snprintf(why, whylen, "\"%s\" is no %s of this system", name, what);
+  return -1;
+}
+
 int jrpcd_user_known(const char *name, char *why, size_t whylen) {
   jrpcd_user_t u;
-  if (lookup_user(name, &u) == 0)
-    return 0;
-  snprintf(why, whylen, "\"%s\" is no user of this system", name);
-  return -1;
+  return known(lookup_user(name, &u) == 0, name, "user", why, whylen);
 }
 
 int jrpcd_group_known(const char *name, char *why, size_t whylen) {
   gid_t gid;
-  if (lookup_group(name, &gid) == 0)
-    return 0;
-  snprintf(why, whylen, "\"%s\" is no group of this system", name);
-  return -1;
+  return known(lookup_group(name, &gid) == 0, name, "group", why, whylen);
 }
 
 int jrpcd_drop_privileges(const char *user, const char *group, char *err,
