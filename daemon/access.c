@@ -4,17 +4,15 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "userdb.h"
+
 /* The longest principal word (a glob has no limit of its own). */
 #define PRINCIPAL_MAX 256
-/* The most a user or group entry may take; a bigger one is refused. */
-#define NSS_BUF_MAX (16u << 20)
 
 /* A decimal id that fits 32 bits (uid_t, gid_t), nothing else. */
 static int parse_id(const char *s, uint32_t *out) {
@@ -32,49 +30,16 @@ static int parse_id(const char *s, uint32_t *out) {
   return 0;
 }
 
-/* One getpwnam_r or getgrnam_r: its return, and the id when found. */
-typedef int (*nss_lookup_fn)(const char *name, char *buf, size_t n,
-                             uint32_t *id, int *found);
-
-static int user_lookup(const char *name, char *buf, size_t n, uint32_t *id,
-                       int *found) {
-  struct passwd pw, *res = NULL;
-  int rc = getpwnam_r(name, &pw, buf, n, &res);
-  if ((*found = rc == 0 && res))
-    *id = (uint32_t)pw.pw_uid;
+/* A user's or group's id by name, as userdb.h answers. */
+static int resolve_name(jrpcd_prin_kind_t kind, const char *name,
+                        uint32_t *id) {
+  if (kind != JRPCD_PRIN_UID)
+    return jrpcd_group_by_name(name, id);
+  jrpcd_user_t u;
+  int rc = jrpcd_user_by_name(name, &u);
+  if (rc == 0)
+    *id = u.uid;
   return rc;
-}
-
-static int group_lookup(const char *name, char *buf, size_t n, uint32_t *id,
-                        int *found) {
-  struct group gr, *res = NULL;
-  int rc = getgrnam_r(name, &gr, buf, n, &res);
-  if ((*found = rc == 0 && res))
-    *id = (uint32_t)gr.gr_gid;
-  return rc;
-}
-
-/* A user's or group's id by name: 0, -1 when there is none, or an errno
- * when it cannot be looked up. The buffer grows while the lookup says
- * ERANGE: a group entry lists its members, and a big group's does not fit
- * any fixed size (a 16 KiB one made a group of a few thousand members "no
- * such group"). */
-static int resolve_name(nss_lookup_fn lookup, const char *name, uint32_t *id) {
-  for (size_t n = 4096;; n *= 2) {
-    char *buf = malloc(n);
-    if (!buf)
-      return ENOMEM;
-    int found = 0, rc = lookup(name, buf, n, id, &found);
-    free(buf);
-    if (found)
-      return 0;
-    if (rc == ERANGE && n < NSS_BUF_MAX)
-      continue;
-    /* getpwnam_r(3): these too mean "not found" for some sources. */
-    if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
-      return -1;
-    return rc;
-  }
 }
 
 /* ::ffff:a.b.c.d: how an IPv6 socket shows an IPv4 peer. */
@@ -190,11 +155,8 @@ int jrpcd_principal_parse(const char *word, int any_ok, jrpcd_principal_t *p,
       }
       return 0;
     }
-    int rc = tags[i].by_name
-                 ? resolve_name(p->kind == JRPCD_PRIN_UID ? user_lookup
-                                                          : group_lookup,
-                                v, &p->id)
-                 : parse_id(v, &p->id);
+    int rc = tags[i].by_name ? resolve_name(p->kind, v, &p->id)
+                             : parse_id(v, &p->id);
     if (rc != 0) {
       if (tags[i].by_name && rc > 0)
         snprintf(err, errlen, "\"%s\": cannot be looked up: %s", word,

@@ -140,7 +140,4 @@ int jrpcd_config_load_string(jrpcd_config_t *c, const char *text,
 
 void jrpcd_config_free(jrpcd_config_t *c);
 
-/* Parses "info", "debug", ...; -1 if unknown. */
-int jrpcd_log_level_parse(const char *s);
-
 #endif

@@ -122,12 +122,7 @@ void jrpcd_key_describe(const jrpcd_key_t *k, char *out, size_t cap);
 /* Frees what K's field owns in BASE and sets it to NULL. */
 void jrpcd_key_free(const jrpcd_key_t *k, void *base);
 
-/* config_print.c: every setting of C in effect, as a config file that
- * marks the values at their default (jrpcd -T). */
-void jrpcd_config_print(const jrpcd_config_t *c, FILE *f);
-
-/* One line per key: section, key, listener kinds, what it takes, default
- * and a description, separated by tabs (jrpcd --list-keys). */
-void jrpcd_keys_print(FILE *f);
+/* Parses "info", "debug", ...; -1 if unknown. */
+int jrpcd_log_level_parse(const char *s);
 
 #endif

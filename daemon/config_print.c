@@ -1,6 +1,8 @@
 /* config_print.c - jrpcd's settings and keys as text, from the key table:
  * every setting in effect (jrpcd -T) and every key there is (jrpcd
  * --list-keys, which man/check.sh reads). */
+#include "config_print.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

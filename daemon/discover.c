@@ -5,6 +5,8 @@
  * name, no params and "x-jrpcd-params": "any" (nothing is known of what it
  * takes; jrpc checks no arguments for it). rpc.discover itself is not
  * listed. */
+#include "discover.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "plugins.h"
+#include "generation.h"
 #include "tls.h"
 
 /* Builds g's contexts from c. prev NULL (start, jrpcd -t): a file that

@@ -6,9 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 
 #include "log.h"
 #include "sockdir.h"
+#include "userdb.h"
 
 #define BACKLOG 1024
 
@@ -30,34 +29,20 @@ static int fail(char *err, size_t errlen, const jrpcd_listener_t *l,
   return -1;
 }
 
-/* A numeric id or a name from the user/group database. */
-static int lookup_uid(const char *s, uid_t *out) {
+/* A numeric id, or a user's (group: a group's) name from the database:
+ * 0 and *id, else -1. */
+static int lookup_id(const char *s, int group, uint32_t *id) {
   char *end;
   long v = strtol(s, &end, 10);
-  if (*s && !*end && v >= 0) {
-    *out = (uid_t)v;
-    return 0;
-  }
-  struct passwd pw, *res = NULL;
-  char buf[4096];
-  if (getpwnam_r(s, &pw, buf, sizeof(buf), &res) != 0 || !res)
+  jrpcd_user_t u;
+  if (*s && !*end && v >= 0)
+    *id = (uint32_t)v;
+  else if (group)
+    return jrpcd_group_by_name(s, id) == 0 ? 0 : -1;
+  else if (jrpcd_user_by_name(s, &u) == 0)
+    *id = u.uid;
+  else
     return -1;
-  *out = pw.pw_uid;
-  return 0;
-}
-
-static int lookup_gid(const char *s, gid_t *out) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (*s && !*end && v >= 0) {
-    *out = (gid_t)v;
-    return 0;
-  }
-  struct group gr, *res = NULL;
-  char buf[4096];
-  if (getgrnam_r(s, &gr, buf, sizeof(buf), &res) != 0 || !res)
-    return -1;
-  *out = gr.gr_gid;
   return 0;
 }
 
@@ -204,14 +189,14 @@ static int open_unix(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
     return -1;
   }
   memcpy(sa.sun_path, c->path, strlen(c->path));
-  uid_t uid = (uid_t)-1;
-  gid_t gid = (gid_t)-1;
-  if (c->owner && lookup_uid(c->owner, &uid)) {
+  uint32_t uid = (uint32_t)-1;
+  uint32_t gid = (uint32_t)-1;
+  if (c->owner && lookup_id(c->owner, 0, &uid)) {
     snprintf(err, errlen, "[listen %s] owner: no such user \"%s\"", l->name,
              c->owner);
     return -1;
   }
-  if (c->group && lookup_gid(c->group, &gid)) {
+  if (c->group && lookup_id(c->group, 1, &gid)) {
     snprintf(err, errlen, "[listen %s] group: no such group \"%s\"", l->name,
              c->group);
     return -1;

@@ -12,6 +12,7 @@
 
 #include "activation.h"
 #include "config_keys.h"
+#include "config_print.h"
 #include "default_socket.h"
 #include "gen_tls.h"
 #include "install_dirs.h"

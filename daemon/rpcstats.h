@@ -5,7 +5,7 @@
 #ifndef JRPCD_RPCSTATS_H
 #define JRPCD_RPCSTATS_H
 
-#include "plugins.h"
+#include "generation.h"
 
 /* Registers rpc.stats in g and sizes its per-method counters for
  * nworkers. 0, or -1 when out of memory. */

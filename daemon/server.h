@@ -11,7 +11,7 @@
 #include "config.h"
 #include "listener.h"
 #include "peercount.h"
-#include "plugins.h"
+#include "generation.h"
 #include "worker.h"
 
 typedef struct jrpcd_server {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "introspect.h"
@@ -23,18 +22,6 @@ void jrpcd_slowcalls_init(jrpcd_slowcalls_t *s) {
 
 void jrpcd_slowcalls_free(jrpcd_slowcalls_t *s) {
   pthread_mutex_destroy(&s->mu);
-}
-
-const char *jrpcd_peer_text(const jrpc_peer_t *p, char *buf, size_t n) {
-  if (p->family == AF_UNIX)
-    snprintf(buf, n, "pid %d uid %d", (int)p->pid, (int)p->uid);
-  else if (p->family == AF_INET6)
-    snprintf(buf, n, "[%s]:%u", p->addr, p->port);
-  else if (p->family == AF_INET)
-    snprintf(buf, n, "%s:%u", p->addr, p->port);
-  else
-    snprintf(buf, n, "in-process");
-  return buf;
 }
 
 static uint64_t clock_ms(clockid_t id) {

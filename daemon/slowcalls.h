@@ -9,6 +9,9 @@
 #include <stdint.h>
 
 #include "dispatch.h"
+/* conn.c finds jrpcd_peer_text through worker.h and this header; once it
+ * includes peer.h itself, this line goes. */
+#include "peer.h"
 
 #define JRPCD_SLOW_KEEP 16 /* per worker, and in rpc.stats */
 
@@ -44,9 +47,5 @@ void jrpcd_slowcalls_note(void *arg, const jrpc__slow_call_t *call);
 struct jrpcd_scope;
 int jrpcd_slowcalls_write(jrpc_call_t *c, jrpcd_slowcalls_t *const *rings,
                           unsigned n, const struct jrpcd_scope *scope);
-
-/* The peer as the log says it: "pid P uid U", "ADDR:PORT", "[ADDR]:PORT",
- * or "in-process". */
-const char *jrpcd_peer_text(const jrpc_peer_t *p, char *buf, size_t n);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "config_keys.h"
+#include "config_print.h"
 
 static char err[1024];
 

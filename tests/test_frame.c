@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "frame.h"
+#include "outbuf_fx.h"
 
 /* ------------------------------------------------------------------ */
 /* The caller, simulated.                                              */
@@ -459,28 +460,6 @@ static void test_len_too_large(void **state) {
 /* Encoding.                                                           */
 /* ------------------------------------------------------------------ */
 
-static jrpc__bufpool_t pool;
-
-static int setup(void **state) {
-  (void)state;
-  jrpc__bufpool_init(&pool, 1 << 24);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  jrpc__bufpool_free(&pool);
-  return 0;
-}
-
-static char *pending(jrpc__outbuf_t *o, size_t *n) {
-  size_t p = (size_t)jrpc__out_pending(o);
-  char *d = malloc(p + 1);
-  *n = jrpc__out_copy(o, d, p + 1);
-  assert_int_equal(*n, p);
-  return d;
-}
-
 static void encode(jrpc__framing_t kind, jrpc__outbuf_t *o, const char *s,
                    size_t n) {
   jrpc__frame_enc_t enc;
@@ -492,11 +471,11 @@ static void encode(jrpc__framing_t kind, jrpc__outbuf_t *o, const char *s,
 static void test_enc_newline(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   encode(JRPC_FRAMING_NEWLINE, &o, "{\"x\":1}", 7);
   encode(JRPC_FRAMING_NEWLINE, &o, "[]", 2);
   size_t n;
-  char *d = pending(&o, &n);
+  char *d = fx_out_take(&o, &n);
   assert_int_equal(n, 11);
   assert_memory_equal(d, "{\"x\":1}\n[]\n", 11);
   free(d);
@@ -506,11 +485,11 @@ static void test_enc_newline(void **state) {
 static void test_enc_length(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   encode(JRPC_FRAMING_LENGTH, &o, "{\"x\":1}", 7);
   encode(JRPC_FRAMING_LENGTH, &o, "[]", 2);
   size_t n;
-  char *d = pending(&o, &n);
+  char *d = fx_out_take(&o, &n);
   assert_int_equal(n, 4 + 7 + 4 + 2);
   assert_memory_equal(d, "\0\0\0\7{\"x\":1}\0\0\0\2[]", n);
   free(d);
@@ -524,10 +503,10 @@ static void test_enc_length_large(void **state) {
   for (size_t i = 0; i < len; i++)
     src[i] = (char)('0' + i % 10);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   encode(JRPC_FRAMING_LENGTH, &o, src, len);
   size_t n;
-  char *d = pending(&o, &n);
+  char *d = fx_out_take(&o, &n);
   assert_int_equal(n, 4 + len);
   assert_memory_equal(d, "\x00\x01\x86\xa0", 4);
   assert_memory_equal(d + 4, src, len);
@@ -541,7 +520,7 @@ static void test_enc_length_at_segment_end(void **state) {
   (void)state;
   for (size_t k = 0; k <= 8; k++) {
     jrpc__outbuf_t o;
-    jrpc__out_init(&o, &pool);
+    jrpc__out_init(&o, &fx_pool);
     jrpc__out_byte(&o, '#');
     size_t room = (size_t)(o.end - o.p);
     size_t fill = room - k;
@@ -550,7 +529,7 @@ static void test_enc_length_at_segment_end(void **state) {
     jrpc__out_put(&o, filler, fill);
     encode(JRPC_FRAMING_LENGTH, &o, "hello", 5);
     size_t n;
-    char *d = pending(&o, &n);
+    char *d = fx_out_take(&o, &n);
     assert_int_equal(n, 1 + fill + 4 + 5);
     assert_memory_equal(d + 1 + fill, "\0\0\0\5hello", 9);
     free(d);
@@ -564,7 +543,7 @@ static void test_enc_empty(void **state) {
   for (int kind = 0; kind < 2; kind++) {
     jrpc__outbuf_t o;
     jrpc__frame_enc_t enc;
-    jrpc__out_init(&o, &pool);
+    jrpc__out_init(&o, &fx_pool);
     assert_int_equal(jrpc__frame_begin((jrpc__framing_t)kind, &o, &enc), 0);
     assert_int_equal(jrpc__frame_end((jrpc__framing_t)kind, &o, &enc), 0);
     assert_int_equal(jrpc__out_pending(&o), 0);
@@ -574,14 +553,14 @@ static void test_enc_empty(void **state) {
     assert_int_equal(jrpc__frame_begin((jrpc__framing_t)kind, &o, &enc), 0);
     assert_int_equal(jrpc__frame_end((jrpc__framing_t)kind, &o, &enc), 0);
     size_t n;
-    char *d = pending(&o, &n);
+    char *d = fx_out_take(&o, &n);
     assert_int_equal(n, 3);
     assert_memory_equal(d, "abc", 3);
     free(d);
 
     /* And a real frame still follows correctly. */
     encode((jrpc__framing_t)kind, &o, "1", 1);
-    d = pending(&o, &n);
+    d = fx_out_take(&o, &n);
     if (kind == JRPC_FRAMING_NEWLINE) {
       assert_int_equal(n, 5);
       assert_memory_equal(d, "abc1\n", 5);
@@ -604,11 +583,11 @@ static void test_enc_roundtrip(void **state) {
                                   "[1,2,3]", "\"s\"", "null"};
   for (int kind = 0; kind < 2; kind++) {
     jrpc__outbuf_t o;
-    jrpc__out_init(&o, &pool);
+    jrpc__out_init(&o, &fx_pool);
     for (int i = 0; i < 4; i++)
       encode((jrpc__framing_t)kind, &o, replies[i], strlen(replies[i]));
     size_t n;
-    char *d = pending(&o, &n);
+    char *d = fx_out_take(&o, &n);
     want_t w[4];
     for (int i = 0; i < 4; i++) {
       w[i].kind = JRPC__FRAME_OK;
@@ -647,5 +626,5 @@ int main(void) {
       cmocka_unit_test(test_enc_empty),
       cmocka_unit_test(test_enc_roundtrip),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, fx_pool_setup, fx_pool_teardown);
 }

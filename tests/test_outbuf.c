@@ -10,21 +10,7 @@
 #include <cmocka.h>
 
 #include "outbuf.h"
-
-static jrpc__bufpool_t pool;
-
-static int setup(void **state) {
-  (void)state;
-  jrpc__bufpool_init(&pool, 1 << 24);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  assert_int_equal(pool.live, 0);
-  jrpc__bufpool_free(&pool);
-  return 0;
-}
+#include "outbuf_fx.h"
 
 static unsigned char pat(size_t i) {
   return (unsigned char)((i * 131 + (i >> 8) * 7 + 3) & 0xff);
@@ -83,7 +69,7 @@ static void expect_pending(jrpc__outbuf_t *o, const void *want, size_t n) {
 static void test_empty(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__out_pending(&o), 0);
   assert_int_equal(jrpc__out_pos(&o), 0);
   const char *ptrs[4];
@@ -99,7 +85,7 @@ static void test_empty(void **state) {
 static void test_put_small(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__out_put(&o, "hello", 5), 0);
   assert_int_equal(jrpc__out_byte(&o, ' '), 0);
   assert_int_equal(jrpc__out_put(&o, "world", 5), 0);
@@ -110,7 +96,7 @@ static void test_put_small(void **state) {
   assert_int_equal(jrpc__out_iov(&o, ptrs, lens, 4), 1);
   assert_int_equal(lens[0], 11);
   jrpc__out_free(&o);
-  assert_int_equal(pool.live, 0);
+  assert_int_equal(fx_pool.live, 0);
 }
 
 static void test_put_large(void **state) {
@@ -118,7 +104,7 @@ static void test_put_large(void **state) {
   const size_t n = 10 * JRPC__SEG_SIZE + 12345;
   char *src = pattern(0, n);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__out_put(&o, "<", 1), 0);
   assert_int_equal(jrpc__out_put(&o, src, n), 0);
   assert_int_equal(jrpc__out_pos(&o), n + 1);
@@ -153,7 +139,7 @@ static void test_put_large(void **state) {
   free(want);
   free(src);
   jrpc__out_free(&o);
-  assert_int_equal(pool.live, 0);
+  assert_int_equal(fx_pool.live, 0);
 }
 
 /* Many small appends of every kind straddle the segment borders. */
@@ -163,7 +149,7 @@ static void test_put_mixed(void **state) {
   char *want = malloc(n + 200);
   size_t at = 0;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   size_t k = 0;
   while (at < n) {
     switch (k++ % 3) {
@@ -204,7 +190,7 @@ static void test_put_mixed(void **state) {
 static void test_truncate_within_segment(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_put(&o, "abc", 3);
   jrpc__outmark_t m = jrpc__out_mark(&o);
   assert_int_equal(m.pos, 3);
@@ -227,7 +213,7 @@ static void test_truncate_across_segments(void **state) {
   const size_t big = 4 * JRPC__SEG_SIZE + 100;
   char *src = pattern(0, big + 100);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_put(&o, src, 100);
   jrpc__outmark_t m = jrpc__out_mark(&o);
   jrpc__out_put(&o, src + 100, big);
@@ -247,20 +233,20 @@ static void test_truncate_across_segments(void **state) {
     jrpc__out_truncate(&o, m);
     expect_pending(&o, src, 100);
     if (round == 1)
-      mallocs = pool.mallocs;
+      mallocs = fx_pool.mallocs;
     else if (round > 1)
-      assert_int_equal(pool.mallocs, mallocs);
+      assert_int_equal(fx_pool.mallocs, mallocs);
   }
   free(src);
   jrpc__out_free(&o);
-  assert_int_equal(pool.live, 0);
+  assert_int_equal(fx_pool.live, 0);
 }
 
 /* A mark inside a segment that is full, truncated after more segments. */
 static void test_truncate_at_segment_end(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_byte(&o, 'a');
   size_t room = (size_t)(o.end - o.p);
   char *src = pattern(0, room + 3 * JRPC__SEG_SIZE);
@@ -284,7 +270,7 @@ static void test_truncate_at_segment_end(void **state) {
 static void test_truncate_to_empty(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__outmark_t m = jrpc__out_mark(&o);
   char *src = pattern(0, 3 * JRPC__SEG_SIZE);
   jrpc__out_put(&o, src, 3 * JRPC__SEG_SIZE);
@@ -299,7 +285,7 @@ static void test_truncate_to_empty(void **state) {
 static void test_consume_partial(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_put(&o, "hello world", 11);
   jrpc__out_consume(&o, 6);
   expect_pending(&o, "world", 5);
@@ -325,9 +311,9 @@ static void test_consume_across_segments(void **state) {
   const size_t n = 7 * JRPC__SEG_SIZE + 999;
   char *src = pattern(0, n);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_put(&o, src, n);
-  size_t live_full = pool.live;
+  size_t live_full = fx_pool.live;
   size_t done = 0;
   size_t step = 1;
   while (done < n) {
@@ -347,7 +333,7 @@ static void test_consume_across_segments(void **state) {
   }
   assert_int_equal(jrpc__out_pending(&o), 0);
   /* Consumed segments went back to the pool; at most the tail is kept. */
-  assert_true(pool.live <= live_full / 4);
+  assert_true(fx_pool.live <= live_full / 4);
   jrpc__out_put(&o, src, 100);
   expect_pending(&o, src, 100);
   free(src);
@@ -359,7 +345,7 @@ static void test_consume_middle_then_check(void **state) {
   const size_t n = 3 * JRPC__SEG_SIZE;
   char *src = pattern(0, n);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_put(&o, src, n);
   jrpc__out_consume(&o, JRPC__SEG_SIZE + 17);
   expect_pending(&o, src + JRPC__SEG_SIZE + 17, n - JRPC__SEG_SIZE - 17);
@@ -373,7 +359,7 @@ static void test_steady_state(void **state) {
   const size_t n = 40000;
   char *src = pattern(0, n);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   uint64_t m = 0;
   for (int round = 0; round < 50; round++) {
     jrpc__out_put(&o, src, n);
@@ -383,9 +369,9 @@ static void test_steady_state(void **state) {
     jrpc__out_consume(&o, n - 12345);
     assert_int_equal(jrpc__out_pending(&o), 0);
     if (round == 2)
-      m = pool.mallocs;
+      m = fx_pool.mallocs;
     else if (round > 2)
-      assert_int_equal(pool.mallocs, m);
+      assert_int_equal(fx_pool.mallocs, m);
   }
   assert_int_equal(jrpc__out_pos(&o), 50 * (uint64_t)n);
   free(src);
@@ -399,18 +385,18 @@ static void test_release_idle(void **state) {
   const size_t n = 20000; /* two segments */
   char *src = pattern(0, n);
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__out_release_idle(&o); /* fresh: nothing to do */
   assert_null(o.head);
   jrpc__out_put(&o, src, n);
   jrpc__out_consume(&o, n - 1);
   jrpc__out_release_idle(&o);
   assert_int_equal(jrpc__out_pending(&o), 1);
-  assert_true(pool.live > 0);
+  assert_true(fx_pool.live > 0);
   jrpc__out_consume(&o, 1);
   jrpc__out_release_idle(&o);
   assert_null(o.head);
-  assert_int_equal(pool.live, 0);
+  assert_int_equal(fx_pool.live, 0);
   assert_int_equal(jrpc__out_pos(&o), 0);
   /* Usable as new, marks included. */
   jrpc__outmark_t m = jrpc__out_mark(&o);
@@ -439,5 +425,5 @@ int main(void) {
       cmocka_unit_test(test_consume_middle_then_check),
       cmocka_unit_test(test_steady_state),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, fx_pool_setup, fx_pool_teardown);
 }

@@ -13,35 +13,10 @@
 
 #include "jrpc/jrpc.h"
 #include "jsontext.h"
+#include "outbuf_fx.h"
 #include "writer.h"
 #include "bytescan.h"
 #include "strspan.h"
-
-static jrpc__bufpool_t pool;
-
-static int setup(void **state) {
-  (void)state;
-  jrpc__bufpool_init(&pool, 1 << 24);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  assert_int_equal(pool.live, 0);
-  jrpc__bufpool_free(&pool);
-  return 0;
-}
-
-/* The pending bytes of o, NUL-terminated; *n gets their count. */
-static char *take(jrpc__outbuf_t *o, size_t *n) {
-  size_t p = (size_t)jrpc__out_pending(o);
-  char *d = malloc(p + 1);
-  assert_non_null(d);
-  *n = jrpc__out_copy(o, d, p + 1);
-  assert_int_equal(*n, p);
-  d[p] = 0;
-  return d;
-}
 
 /* ------------------------------------------------------------------ */
 /* Strings.                                                            */
@@ -52,10 +27,10 @@ static char *take(jrpc__outbuf_t *o, size_t *n) {
  * content (malloc'd, *dn bytes). */
 static char *str_roundtrip(const char *s, size_t n, size_t *dn) {
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__json_str(&o, s, n), 0);
   size_t on;
-  char *out = take(&o, &on);
+  char *out = fx_out_take(&o, &on);
   jrpc__out_free(&o);
   assert_true(on >= 2);
   assert_int_equal(out[0], '"');
@@ -80,9 +55,9 @@ static void expect_str_same(const char *s, size_t n) {
 
 static char *str_out(const char *s, size_t n, size_t *on) {
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__json_str(&o, s, n), 0);
-  char *out = take(&o, on);
+  char *out = fx_out_take(&o, on);
   jrpc__out_free(&o);
   return out;
 }
@@ -90,11 +65,11 @@ static char *str_out(const char *s, size_t n, size_t *on) {
 /* s[0..n) through jrpc__writer_raw (no validation there: any bytes). */
 static char *raw_out(const char *s, size_t n, size_t *on) {
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   jrpc__writer_t w;
   jrpc__writer_init(&w, &o);
   assert_int_equal(jrpc__writer_raw(&w, s, n), 0);
-  char *out = take(&o, on);
+  char *out = fx_out_take(&o, on);
   jrpc__out_free(&o);
   return out;
 }
@@ -227,10 +202,10 @@ static void test_str_long(void **state) {
 
 static void expect_i64(int64_t v, const char *want) {
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__json_i64(&o, v), 0);
   size_t n;
-  char *out = take(&o, &n);
+  char *out = fx_out_take(&o, &n);
   assert_string_equal(out, want);
   free(out);
   jrpc__out_free(&o);
@@ -238,10 +213,10 @@ static void expect_i64(int64_t v, const char *want) {
 
 static void expect_u64(uint64_t v, const char *want) {
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__json_u64(&o, v), 0);
   size_t n;
-  char *out = take(&o, &n);
+  char *out = fx_out_take(&o, &n);
   assert_string_equal(out, want);
   free(out);
   jrpc__out_free(&o);
@@ -282,7 +257,7 @@ static void test_integers(void **state) {
 static const char *f64_text(double v) {
   static char text[64];
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__json_f64(&o, v), 0);
   size_t n = (size_t)jrpc__out_pending(&o);
   assert_true(n > 0 && n < sizeof text);
@@ -415,7 +390,7 @@ static void test_f64_random_shortest(void **state) {
 static void test_f64_nonfinite(void **state) {
   (void)state;
   jrpc__outbuf_t o;
-  jrpc__out_init(&o, &pool);
+  jrpc__out_init(&o, &fx_pool);
   assert_int_equal(jrpc__json_f64(&o, NAN), JRPC_EINVAL);
   assert_int_equal(jrpc__json_f64(&o, -NAN), JRPC_EINVAL);
   assert_int_equal(jrpc__json_f64(&o, INFINITY), JRPC_EINVAL);
@@ -434,7 +409,7 @@ typedef struct {
 } wr_t;
 
 static void wr_init(wr_t *x) {
-  jrpc__out_init(&x->o, &pool);
+  jrpc__out_init(&x->o, &fx_pool);
   jrpc__writer_init(&x->w, &x->o);
 }
 
@@ -445,7 +420,7 @@ static void wr_expect(wr_t *x, const char *want) {
   assert_int_equal(empty, 0);
   assert_int_equal(x->w.bad, 0);
   size_t n;
-  char *out = take(&x->o, &n);
+  char *out = fx_out_take(&x->o, &n);
   assert_string_equal(out, want);
   free(out);
   jrpc__out_free(&x->o);
@@ -836,5 +811,5 @@ int main(void) {
       cmocka_unit_test(test_writer_raw_crlf),
       cmocka_unit_test(test_long_runs_every_kernel),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, fx_pool_setup, fx_pool_teardown);
 }

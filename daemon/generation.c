@@ -1,87 +1,15 @@
-/* plugins.c - loading handler plugins with dlopen; see plugins.h. */
-#include "plugins.h"
+/* generation.c - one generation of the configuration: its plugins, registry,
+ * policies, access rules, tokens and counters; see generation.h. */
+#include "generation.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "discover.h"
 #include "gen_tls.h"
 #include "log.h"
+#include "plugin_load.h"
 #include "rpcstats.h"
-#include "validate.h"
-
-typedef const jrpc_module_info_t *(*entry_fn)(void);
-
-static void plugin_unload(jrpcd_plugin_t *p) {
-  if (p->mod.info)
-    jrpc__module_stop(&p->mod);
-  if (p->dl)
-    dlclose(p->dl);
-  p->dl = NULL;
-  free(p->name);
-  free(p->path);
-  p->name = p->path = NULL;
-}
-
-static void not_checked(void *arg, const char *method, const char *why) {
-  const jrpcd_plugin_t *p = arg;
-  jrpcd_info("[plugin %s] %s: params not checked: %s", p->name, method, why);
-}
-
-/* validate_params: the plugin's own setting, else the server's. */
-static int checks_params(const jrpcd_plugin_conf_t *pc, int server) {
-  return pc->validate_params ? pc->validate_params == JRPCD_TRI_YES : server;
-}
-
-/* dlopen, find the entry, check the ABI, run init, compile the params
- * checks of its described methods. */
-static int plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
-                       int validate_params, jrpc__registry_t *reg,
-                       unsigned nworkers, char *err, size_t errlen) {
-  memset(p, 0, sizeof(*p));
-  p->name = strdup(pc->name);
-  p->path = strdup(pc->path);
-  if (!p->name || !p->path) {
-    snprintf(err, errlen, "%s: out of memory", pc->path);
-    return -1;
-  }
-  /* RTLD_LOCAL: two plugins may use the same symbol names. RTLD_NOW: a
-   * missing symbol shows now, not in the middle of a request. */
-  p->dl = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->dl) {
-    const char *why = dlerror();
-    snprintf(err, errlen, "[plugin %s] cannot load: %s", p->name,
-             why ? why : p->path);
-    return -1;
-  }
-  dlerror();
-  void *sym = dlsym(p->dl, JRPC_MODULE_ENTRY_NAME);
-  if (!sym) {
-    snprintf(err, errlen,
-             "[plugin %s] %s: not a jrpcd handler (no %s symbol; declare "
-             "the module with JRPC_MODULE)",
-             p->name, p->path, JRPC_MODULE_ENTRY_NAME);
-    return -1;
-  }
-  entry_fn entry;
-  memcpy(&entry, &sym, sizeof(entry)); /* object to function pointer */
-  const jrpc_module_info_t *info = entry();
-  char why[512];
-  if (jrpc__module_start_workers(&p->mod, info, p->path, reg,
-                                 (const char *const *)pc->kv, nworkers, why,
-                                 sizeof(why))) {
-    p->mod.info = NULL; /* not started: no fini */
-    snprintf(err, errlen, "[plugin %s] %s", p->name, why);
-    return -1;
-  }
-  if (checks_params(pc, validate_params) &&
-      jrpc__validate_owner(reg, &p->mod, why, sizeof(why), not_checked, p)) {
-    jrpc__registry_remove_owner(reg, &p->mod);
-    snprintf(err, errlen, "[plugin %s] %s: %s", p->name, p->path, why);
-    return -1; /* plugin_unload runs fini */
-  }
-  return 0;
-}
 
 /* Each method's call timeout: its description's own, else its plugin's
  * timeout_ms, else [server] call_timeout_ms. */
@@ -125,12 +53,12 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_t *p = &g->plugins[g->nplugins];
     char why[768];
-    if (plugin_load(p, &c->plugins[i], c->validate_params, &g->reg, nworkers,
-                    why, sizeof(why)) == 0) {
+    if (jrpcd_plugin_load(p, &c->plugins[i], c->validate_params, &g->reg,
+                          nworkers, why, sizeof(why)) == 0) {
       confs[g->nplugins++] = &c->plugins[i];
       continue;
     }
-    plugin_unload(p);
+    jrpcd_plugin_unload(p);
     if (c->strict_plugins) {
       snprintf(err, errlen, "%s", why);
       free(confs);
@@ -195,7 +123,7 @@ void jrpcd_gen_release(jrpcd_gen_t *g) {
   if (!g || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
     return;
   for (size_t i = g->nplugins; i-- > 0;)
-    plugin_unload(&g->plugins[i]);
+    jrpcd_plugin_unload(&g->plugins[i]);
   free(g->plugins);
   free(g->wrefs);
   jrpc__registry_free(&g->reg);
