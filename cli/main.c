@@ -31,16 +31,18 @@ void jc_warn(const char *fmt, ...) {
 
 static void usage(FILE *f) {
   fputs(
-      "usage: jrpc [OPTION]... METHOD [ARG]...\n"
-      "       jrpc [OPTION]... -l | -d METHOD | --batch FILE | --stdin\n"
-      "       jrpc [OPTION]...            (a prompt, on a terminal)\n"
+      "usage: jrpc [OPTION]... [URL] METHOD [ARG]...\n"
+      "       jrpc [OPTION]... [URL] -l | -d METHOD | --batch FILE | --stdin\n"
+      "       jrpc [OPTION]... [URL]      (a prompt, on a terminal)\n"
       "\n"
       "ARG: a JSON value (a word that is not JSON is a string), by position;\n"
       "     or NAME=TEXT (a string) and NAME:=JSON, by name.\n"
       "\n"
       "  -u, --unix PATH       connect to the Unix socket PATH\n"
       "  -t, --tcp HOST:PORT   connect over TCP\n"
-      "  -f, --framing newline|length   (default newline)\n"
+      "  -t, --tcp URL         http://HOST[:PORT][/PATH], or https://\n"
+      "                        (with --cafile): JSON-RPC over HTTP POST\n"
+      "  -f, --framing newline|length|http   (default newline)\n"
       "  -l, --list            list the methods (rpc.discover)\n"
       "  -d, --describe METHOD show a method's params, result and examples\n"
       "  -n, --notify          send a notification: no id, no reply\n"
@@ -55,26 +57,41 @@ static void usage(FILE *f) {
       "      --color, --no-color   (default: colour on a terminal, unless "
       "NO_COLOR)\n"
       "      --no-check        do not ask rpc.discover to check params\n"
-      "      --cafile FILE     TLS (with -t): the server's certificate must\n"
-      "                        verify against the CAs in FILE\n"
+      "      --cafile FILE     TLS (with -t, or https://): the server's\n"
+      "                        certificate must verify against FILE's CAs\n"
       "      --cert FILE       TLS: our client certificate (PEM)\n"
       "      --key FILE        TLS: its key (default: in --cert's file)\n"
-      "      --token-file FILE a bearer token for HTTP endpoints (else\n"
-      "                        $JRPC_TOKEN); jrpc speaks no HTTP yet\n"
+      "      --token-file FILE a bearer token sent to HTTP endpoints (else\n"
+      "                        $JRPC_TOKEN)\n"
       "      --timeout MS      give up after MS milliseconds (default "
       "30000)\n"
       "  -h, --help            this help\n"
       "  -V, --version         the version\n"
       "\n"
-      "Endpoint: -u or -t, else $JRPC_SOCKET (a path), else $JRPC_ADDRESS\n"
-      "(HOST:PORT), else " SYSTEM_SOCKET " if it exists, else\n"
-      "$XDG_RUNTIME_DIR/jrpcd.sock, else ${TMPDIR:-/tmp}/jrpcd-UID/jrpcd.sock\n"
+      "Endpoint: a URL before METHOD, -u or -t, else $JRPC_SOCKET (a path),\n"
+      "else $JRPC_ADDRESS (HOST:PORT or URL), else " SYSTEM_SOCKET " if it\n"
+      "exists, else $XDG_RUNTIME_DIR/jrpcd.sock, else\n"
+      "${TMPDIR:-/tmp}/jrpcd-UID/jrpcd.sock\n"
       "(jrpcd's built-in config). A default socket must be the caller's or\n"
       "root's: another user's is refused.\n"
       "Exit status: 0 result, 1 JSON-RPC error, 2 usage or connection "
-      "error,\n"
-      "3 timeout.\n",
+      "error\n"
+      "(an HTTP status other than 2xx, 401 among them), 3 timeout.\n",
       f);
+}
+
+/* WORD as the endpoint: an http:// or https:// URL, else HOST:PORT (-t);
+ * -1 with the reason said. WHAT names where it came from. */
+static int set_tcp(jc_endpoint *ep, const char *word, const char *what) {
+  char err[600];
+  ep->unix_path = ep->url = ep->path = ep->host = NULL;
+  ep->tls = false;
+  ep->tcp = word;
+  if (!word || !jc_is_http_url(word) ||
+      jc_http_url(word, ep, err, sizeof err) == 0)
+    return 0;
+  jc_warn("%s: %s", what, err);
+  return -1;
 }
 
 /* The default endpoint, when neither -u nor -t was given; -1 when the
@@ -89,10 +106,8 @@ static int default_endpoint(jc_endpoint *ep, char *buf, size_t cap) {
     ep->unix_path = sock;
     return 0;
   }
-  if (addr && *addr) {
-    ep->tcp = addr;
-    return 0;
-  }
+  if (addr && *addr)
+    return set_tcp(ep, addr, "JRPC_ADDRESS");
   ep->default_path = true;
   if (lstat(SYSTEM_SOCKET, &st) == 0) {
     ep->unix_path = SYSTEM_SOCKET;
@@ -201,90 +216,104 @@ int main(int argc, char **argv) {
   int color = -1, c, modes = 0;
   char sockbuf[4200];
   char token[600];
-  const char *token_file = NULL;
-  /* '+': options end at METHOD, so "-1" after it is an argument. */
-  while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
-    switch (c) {
-    case 'u':
-      o.ep.unix_path = optarg;
-      o.ep.tcp = NULL;
-      break;
-    case 't':
-      o.ep.tcp = optarg;
-      o.ep.unix_path = NULL;
-      break;
-    case 'f':
-      if (!strcmp(optarg, "newline")) {
-        o.ep.framing = JC_NEWLINE;
-      } else if (!strcmp(optarg, "length")) {
-        o.ep.framing = JC_LENGTH;
-      } else {
-        jc_warn("-f: \"%s\" is not newline or length", optarg);
+  const char *token_file = NULL, *url_arg = NULL, *framing = NULL;
+  /* '+': options end at METHOD, so "-1" after it is an argument. A URL
+   * before METHOD is the endpoint, and options may follow it. */
+  for (;; url_arg = argv[optind++]) {
+    while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
+      switch (c) {
+      case 'u':
+        set_tcp(&o.ep, NULL, "-u");
+        o.ep.unix_path = optarg;
+        break;
+      case 't':
+        if (set_tcp(&o.ep, optarg, "-t") < 0)
+          return JC_EXIT_USAGE;
+        break;
+      case 'f':
+        framing = optarg;
+        if (!strcmp(optarg, "newline")) {
+          o.ep.framing = JC_NEWLINE;
+        } else if (!strcmp(optarg, "length")) {
+          o.ep.framing = JC_LENGTH;
+        } else if (!strcmp(optarg, "http")) {
+          o.ep.framing = JC_HTTP;
+        } else {
+          jc_warn("-f: \"%s\" is not newline, length or http", optarg);
+          return JC_EXIT_USAGE;
+        }
+        break;
+      case 'l':
+        list = true;
+        modes++;
+        break;
+      case 'd':
+        describe = optarg;
+        modes++;
+        break;
+      case 'n':
+        o.notify = true;
+        break;
+      case OPT_ID:
+        id_text = optarg;
+        break;
+      case OPT_BATCH:
+        batch = optarg;
+        modes++;
+        break;
+      case OPT_STDIN:
+        passthrough = true;
+        modes++;
+        break;
+      case OPT_COMPACT:
+        o.out.compact = true;
+        break;
+      case OPT_RAW:
+        o.out.raw = true;
+        break;
+      case OPT_COLOR:
+      case OPT_NO_COLOR:
+        color = c == OPT_COLOR;
+        break;
+      case OPT_NO_CHECK:
+        o.check = false;
+        break;
+      case OPT_TIMEOUT:
+        if (parse_int(optarg, "--timeout", &o.ep.timeout_ms) < 0)
+          return JC_EXIT_USAGE;
+        break;
+      case OPT_CAFILE:
+        o.ep.cafile = optarg;
+        break;
+      case OPT_CERT:
+        o.ep.cert = optarg;
+        break;
+      case OPT_KEY:
+        o.ep.key = optarg;
+        break;
+      case OPT_TOKEN_FILE:
+        token_file = optarg;
+        break;
+      case 'h':
+        usage(stdout);
+        return JC_EXIT_OK;
+      case 'V':
+        printf("jrpc %s\n", JRPC_VERSION);
+        return JC_EXIT_OK;
+      default:
+        usage(stderr);
         return JC_EXIT_USAGE;
       }
-      break;
-    case 'l':
-      list = true;
-      modes++;
-      break;
-    case 'd':
-      describe = optarg;
-      modes++;
-      break;
-    case 'n':
-      o.notify = true;
-      break;
-    case OPT_ID:
-      id_text = optarg;
-      break;
-    case OPT_BATCH:
-      batch = optarg;
-      modes++;
-      break;
-    case OPT_STDIN:
-      passthrough = true;
-      modes++;
-      break;
-    case OPT_COMPACT:
-      o.out.compact = true;
-      break;
-    case OPT_RAW:
-      o.out.raw = true;
-      break;
-    case OPT_COLOR:
-    case OPT_NO_COLOR:
-      color = c == OPT_COLOR;
-      break;
-    case OPT_NO_CHECK:
-      o.check = false;
-      break;
-    case OPT_TIMEOUT:
-      if (parse_int(optarg, "--timeout", &o.ep.timeout_ms) < 0)
-        return JC_EXIT_USAGE;
-      break;
-    case OPT_CAFILE:
-      o.ep.cafile = optarg;
-      break;
-    case OPT_CERT:
-      o.ep.cert = optarg;
-      break;
-    case OPT_KEY:
-      o.ep.key = optarg;
-      break;
-    case OPT_TOKEN_FILE:
-      token_file = optarg;
-      break;
-    case 'h':
-      usage(stdout);
-      return JC_EXIT_OK;
-    case 'V':
-      printf("jrpc %s\n", JRPC_VERSION);
-      return JC_EXIT_OK;
-    default:
-      usage(stderr);
-      return JC_EXIT_USAGE;
     }
+    if (url_arg || optind >= argc || !jc_is_http_url(argv[optind]))
+      break;
   }
+  if (url_arg && (o.ep.unix_path || o.ep.tcp)) {
+    jc_warn("%s: an endpoint is given by -u or -t already", url_arg);
+    return JC_EXIT_USAGE;
+  }
+  if (url_arg && set_tcp(&o.ep, url_arg, "URL") < 0)
+    return JC_EXIT_USAGE;
   int nargs = argc - optind;
   if (modes > 1 || (modes && nargs)) {
     jc_warn("-l, -d, --batch, --stdin and a METHOD exclude each other");
@@ -293,14 +322,36 @@ int main(int argc, char **argv) {
   if (!o.ep.unix_path && !o.ep.tcp &&
       default_endpoint(&o.ep, sockbuf, sizeof sockbuf) != 0)
     return JC_EXIT_USAGE;
+  if (o.ep.url && framing && strcmp(framing, "http")) {
+    jc_warn("-f %s: %s is an HTTP endpoint", framing, o.ep.url);
+    return JC_EXIT_USAGE;
+  }
+  if (o.ep.url)
+    o.ep.framing = JC_HTTP;
+  if (o.ep.framing == JC_HTTP && !o.ep.url) { /* -f http */
+    o.ep.path = "/";
+    o.ep.host = o.ep.tcp ? o.ep.tcp : "localhost";
+  }
   if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
     jc_warn("--cert and --key are for TLS, which --cafile turns on");
     return JC_EXIT_USAGE;
   }
   if (o.ep.cafile && !o.ep.tcp) {
-    jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT)");
+    jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT or an "
+            "https:// URL)");
     return JC_EXIT_USAGE;
   }
+  if (o.ep.url && o.ep.tls && !o.ep.cafile) {
+    jc_warn("%s: https needs --cafile FILE, the CA that signed the server's "
+            "certificate (jrpc does not read the system's trust store yet)",
+            o.ep.url);
+    return JC_EXIT_USAGE;
+  }
+  if (o.ep.url && !o.ep.tls && o.ep.cafile) {
+    jc_warn("--cafile: %s is plain HTTP (https:// is HTTP over TLS)", o.ep.url);
+    return JC_EXIT_USAGE;
+  }
+  o.ep.tls = o.ep.cafile != NULL;
   if (token_file && read_token(token_file, token, sizeof(token)) < 0)
     return JC_EXIT_USAGE;
   o.ep.token = token_file ? token : getenv("JRPC_TOKEN");
@@ -312,9 +363,9 @@ int main(int argc, char **argv) {
             token_file ? "--token-file" : "JRPC_TOKEN");
     return JC_EXIT_USAGE;
   }
-  /* Every endpoint jrpc reaches today is newline or length framed: the
-   * token is for HTTP ones (issue 25). Said when it was asked for. */
-  if (token_file)
+  /* Newline and length framing have no place for a token: said when it
+   * was asked for. */
+  if (token_file && o.ep.framing != JC_HTTP)
     jc_warn("--token-file: the token goes to HTTP endpoints only, and this "
             "one is %s framed: not sent",
             o.ep.framing == JC_LENGTH ? "length" : "newline");
@@ -333,7 +384,7 @@ int main(int argc, char **argv) {
   } else if (passthrough) {
     rc = jc_passthrough(&o);
   } else if (nargs > 0) {
-    rc = jc_command(&o, NULL, nargs, argv + optind);
+    rc = jc_command(&o, NULL, NULL, nargs, argv + optind);
   } else if (isatty(STDIN_FILENO)) {
     rc = jc_interactive(&o);
   } else {

@@ -185,7 +185,7 @@ test_endpoints() {
     expect xdg 0 6
   fi
   run bad_framing -f lines math.add 1 2
-  expect bad_framing 2 "" '-f: "lines" is not newline or length'
+  expect bad_framing 2 "" '-f: "lines" is not newline, length or http'
   run bad_tcp -t nocolon math.add 1 2
   expect bad_tcp 2 "" '"nocolon" is not HOST:PORT'
   run dead -u "$T/nothing.sock" math.add 1 2
