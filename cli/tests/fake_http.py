@@ -12,6 +12,8 @@ lines]}, so a test sees what jrpc sent. How the reply goes out:
   eof       no length: the body ends when the connection closes
   continue  a 100 Continue before the 200
   close     Connection: close on every reply, then the connection closes
+            half a second later (a client must not send another request
+            on it in between)
   status    503 Service Unavailable with a JSON-RPC error body
   html      404 Not Found with an HTML body
 """
@@ -20,6 +22,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 
 def read_request(conn, buf):
@@ -80,6 +83,7 @@ def serve(conn, mode):
             elif mode == "close":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n"
                              b"Content-Length: %d\r\n\r\n%s" % (len(out), out))
+                time.sleep(0.5)
                 return
             elif mode == "status":
                 err = (b'{"jsonrpc":"2.0","error":{"code":-32000,'
