@@ -18,7 +18,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
 source "$here/../../tests/cli/lib.sh"
-# shellcheck source=jrpc_lib.sh
+# shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
 source "$here/jrpc_lib.sh"
 
 (($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC"
@@ -173,6 +173,17 @@ test_calls() {
 {"jsonrpc":"2.0","result":4,"id":2}'
 }
 
+# The bash completion lists methods through the URL, with the token.
+test_completion() {
+  local got
+  # shellcheck disable=SC2016 # the inner script expands its own $1...
+  got=$(PATH="$(dirname "$JRPC"):$PATH" timeout 30 bash -c '
+    source "$1"
+    COMP_WORDS=(jrpc --token-file "$2" "$3" math.d); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
+  ' _ "$ROOT/cli/jrpc.bash-completion" "$T/app.token" "http://127.0.0.1:$TOK/" 2>&1) || true
+  expect_eq "bash completion: methods through a URL and --token-file" "$got" "math.divide"
+}
+
 # Several requests of one run share a connection; one jrpcd closed while
 # the prompt or --stdin sat idle is made again.
 test_keepalive() {
@@ -280,13 +291,12 @@ test_replies() {
     # One request after rpc.discover (-32601 here), on one connection or
     # (close, eof) on a second.
     body='{"jsonrpc":"2.0","method":"echo","params":["'$mode'",2],"id":1}'
-    expect "fake_$mode" 0 '{"method":"echo","params":["'$mode'",2],"head":["POST / HTTP/1.1","Host: localhost","User-Agent: jrpc/'$version'","Content-Type: application/json","Accept: application/json","Content-Length: '${#body}'"]}'
+    expect "fake_$mode" 0 '{"method":"echo","params":["'$mode'",2],"head":["POST / HTTP/1.1","Host: localhost","User-Agent: jrpc/'"$version"'","Content-Type: application/json","Accept: application/json","Content-Length: '"${#body}"'"]}'
     stop_bg "$BG_PID"
   done
   # The token goes in every request's head.
   start_bg "fake_http close" "-S $T/token.sock" python3 "$here/fake_http.py" close "$T/token.sock"
-  RC=0
-  JRPC_TOKEN=$APP timeout 30 "$JRPC" -u "$T/token.sock" -f http --compact echo 1 >"$T/fake_token.out" 2>"$T/fake_token.err" || RC=$?
+  JRPC_TOKEN=$APP timeout 30 "$JRPC" -u "$T/token.sock" -f http --compact echo 1 >"$T/fake_token.out" 2>"$T/fake_token.err" || true
   expect_in fake_token out "\"Authorization: Bearer $APP\"" && pass "fake_token: Authorization: Bearer in the head"
   stop_bg "$BG_PID"
   start_bg "fake_http status" "-S $T/status.sock" python3 "$here/fake_http.py" status "$T/status.sock"
@@ -344,6 +354,7 @@ main() {
   [[ -n $APP && -n $OTHER ]] || die "jrpcd --hash-token made no token"
   start_jrpcd
   test_calls
+  test_completion
   test_keepalive
   test_tokens
   test_tls

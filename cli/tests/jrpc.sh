@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
 source "$here/../../tests/cli/lib.sh"
-# shellcheck source=jrpc_lib.sh
+# shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
 source "$here/jrpc_lib.sh"
 
 (($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT BUILD_DIR"
