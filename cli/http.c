@@ -93,13 +93,16 @@ int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen) {
       return -1;
     }
   }
-  char *tcp = malloc(hlen + 16), *target = malloc(tlen + 2);
-  char *authority = strndup(a, alen);
-  if (!tcp || !target || !authority) {
-    free(tcp), free(target), free(authority);
+  /* One block for the three strings, kept for the endpoint's life (the
+   * program's); the endpoint of an earlier URL gives its block back. */
+  static char *mem;
+  free(mem);
+  mem = malloc(hlen + 16 + tlen + 2 + alen + 1);
+  if (!mem) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
+  char *tcp = mem, *target = tcp + hlen + 16, *authority = target + tlen + 2;
   snprintf(tcp, hlen + 16, "%s%.*s%s:%ld", v6 ? "[" : "", (int)hlen, host,
            v6 ? "]" : "",
            port  ? pnum
@@ -107,6 +110,8 @@ int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen) {
                  : 80L);
   snprintf(target, tlen + 2, "%s%.*s", end[0] == '/' ? "" : "/", (int)tlen,
            end);
+  memcpy(authority, a, alen);
+  authority[alen] = '\0';
   ep->url = url;
   ep->unix_path = NULL;
   ep->tcp = tcp;
@@ -137,8 +142,10 @@ int jc_http_send(jc_conn *c, const char *body, size_t n) {
     if (st != JC_OK)
       return st;
   }
+  /* 256: the head's fixed text and the length's digits. */
   size_t cap = strlen(ep->path) + strlen(ep->host) +
-               (ep->token ? strlen(ep->token) : 0) + 256 + n;
+               (ep->token ? strlen(ep->token) : 0) + sizeof JRPC_VERSION + 256 +
+               n;
   char *req = malloc(cap);
   if (!req) {
     jc_warn("out of memory for a %zu-byte request", n);
@@ -156,6 +163,11 @@ int jc_http_send(jc_conn *c, const char *body, size_t n) {
                "\r\n",
                ep->path, ep->host, n, ep->token ? "Authorization: Bearer " : "",
                ep->token ? ep->token : "", ep->token ? "\r\n" : "");
+  if (h < 0 || (size_t)h > cap - n) {
+    free(req);
+    jc_warn("cannot write the request's head");
+    return JC_ERR;
+  }
   /* Head and body in one write: two would wait on Nagle and delayed ACK. */
   memcpy(req + h, body, n);
   int st = jc_write_all(c, req, (size_t)h + n);
