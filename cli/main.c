@@ -219,94 +219,95 @@ int main(int argc, char **argv) {
   const char *token_file = NULL, *url_arg = NULL, *framing = NULL;
   /* '+': options end at METHOD, so "-1" after it is an argument. A URL
    * before METHOD is the endpoint, and options may follow it. */
-  for (;; url_arg = argv[optind++]) {
-    while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
-      switch (c) {
-      case 'u':
-        set_tcp(&o.ep, NULL, "-u");
-        o.ep.unix_path = optarg;
-        break;
-      case 't':
-        if (set_tcp(&o.ep, optarg, "-t") < 0)
-          return JC_EXIT_USAGE;
-        break;
-      case 'f':
-        framing = optarg;
-        if (!strcmp(optarg, "newline")) {
-          o.ep.framing = JC_NEWLINE;
-        } else if (!strcmp(optarg, "length")) {
-          o.ep.framing = JC_LENGTH;
-        } else if (!strcmp(optarg, "http")) {
-          o.ep.framing = JC_HTTP;
-        } else {
-          jc_warn("-f: \"%s\" is not newline, length or http", optarg);
-          return JC_EXIT_USAGE;
-        }
-        break;
-      case 'l':
-        list = true;
-        modes++;
-        break;
-      case 'd':
-        describe = optarg;
-        modes++;
-        break;
-      case 'n':
-        o.notify = true;
-        break;
-      case OPT_ID:
-        id_text = optarg;
-        break;
-      case OPT_BATCH:
-        batch = optarg;
-        modes++;
-        break;
-      case OPT_STDIN:
-        passthrough = true;
-        modes++;
-        break;
-      case OPT_COMPACT:
-        o.out.compact = true;
-        break;
-      case OPT_RAW:
-        o.out.raw = true;
-        break;
-      case OPT_COLOR:
-      case OPT_NO_COLOR:
-        color = c == OPT_COLOR;
-        break;
-      case OPT_NO_CHECK:
-        o.check = false;
-        break;
-      case OPT_TIMEOUT:
-        if (parse_int(optarg, "--timeout", &o.ep.timeout_ms) < 0)
-          return JC_EXIT_USAGE;
-        break;
-      case OPT_CAFILE:
-        o.ep.cafile = optarg;
-        break;
-      case OPT_CERT:
-        o.ep.cert = optarg;
-        break;
-      case OPT_KEY:
-        o.ep.key = optarg;
-        break;
-      case OPT_TOKEN_FILE:
-        token_file = optarg;
-        break;
-      case 'h':
-        usage(stdout);
-        return JC_EXIT_OK;
-      case 'V':
-        printf("jrpc %s\n", JRPC_VERSION);
-        return JC_EXIT_OK;
-      default:
-        usage(stderr);
+options:
+  while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
+    switch (c) {
+    case 'u':
+      set_tcp(&o.ep, NULL, "-u");
+      o.ep.unix_path = optarg;
+      break;
+    case 't':
+      if (set_tcp(&o.ep, optarg, "-t") < 0)
+        return JC_EXIT_USAGE;
+      break;
+    case 'f':
+      framing = optarg;
+      if (!strcmp(optarg, "newline")) {
+        o.ep.framing = JC_NEWLINE;
+      } else if (!strcmp(optarg, "length")) {
+        o.ep.framing = JC_LENGTH;
+      } else if (!strcmp(optarg, "http")) {
+        o.ep.framing = JC_HTTP;
+      } else {
+        jc_warn("-f: \"%s\" is not newline, length or http", optarg);
         return JC_EXIT_USAGE;
       }
-    }
-    if (url_arg || optind >= argc || !jc_is_http_url(argv[optind]))
       break;
+    case 'l':
+      list = true;
+      modes++;
+      break;
+    case 'd':
+      describe = optarg;
+      modes++;
+      break;
+    case 'n':
+      o.notify = true;
+      break;
+    case OPT_ID:
+      id_text = optarg;
+      break;
+    case OPT_BATCH:
+      batch = optarg;
+      modes++;
+      break;
+    case OPT_STDIN:
+      passthrough = true;
+      modes++;
+      break;
+    case OPT_COMPACT:
+      o.out.compact = true;
+      break;
+    case OPT_RAW:
+      o.out.raw = true;
+      break;
+    case OPT_COLOR:
+    case OPT_NO_COLOR:
+      color = c == OPT_COLOR;
+      break;
+    case OPT_NO_CHECK:
+      o.check = false;
+      break;
+    case OPT_TIMEOUT:
+      if (parse_int(optarg, "--timeout", &o.ep.timeout_ms) < 0)
+        return JC_EXIT_USAGE;
+      break;
+    case OPT_CAFILE:
+      o.ep.cafile = optarg;
+      break;
+    case OPT_CERT:
+      o.ep.cert = optarg;
+      break;
+    case OPT_KEY:
+      o.ep.key = optarg;
+      break;
+    case OPT_TOKEN_FILE:
+      token_file = optarg;
+      break;
+    case 'h':
+      usage(stdout);
+      return JC_EXIT_OK;
+    case 'V':
+      printf("jrpc %s\n", JRPC_VERSION);
+      return JC_EXIT_OK;
+    default:
+      usage(stderr);
+      return JC_EXIT_USAGE;
+    }
+  }
+  if (!url_arg && optind < argc && jc_is_http_url(argv[optind])) {
+    url_arg = argv[optind++];
+    goto options;
   }
   if (url_arg && (o.ep.unix_path || o.ep.tcp)) {
     jc_warn("%s: an endpoint is given by -u or -t already", url_arg);

@@ -79,28 +79,11 @@ EOF
   fi
 }
 
-# jrpcd with a free port for each listener; a port taken between
-# free_port and the bind (other tests run alongside) means new ports.
-start_jrpcd() {
-  local attempt i
-  for attempt in 1 2 3 4 5; do
-    WEB=$(free_port) WEB6=$(free_port) TOK=$(free_port) LINE=$(free_port) SEC=$(free_port)
-    write_conf
-    "$JRPCD" -c "$T/jrpcd.conf" >"$T/jrpcd.out" 2>"$T/jrpcd.err" &
-    JPID=$!
-    DAEMON_PIDS+=("$JPID")
-    for ((i = 0; i < START_LIMIT_S * 20; i++)); do
-      alive "$JPID" || break
-      [[ -S $T/jrpcd.sock ]] && unix_connects "$T/jrpcd.sock" && return 0
-      sleep 0.05
-    done
-    wait "$JPID" 2>/dev/null || true
-    forget_pid "$JPID"
-    grep -q "Address already in use" "$T/jrpcd.err" || break
-    echo "note: attempt $attempt: a port was taken; trying others"
-  done
-  show "$T/jrpcd.err"
-  die "jrpcd did not serve $T/jrpcd.sock"
+# A free port for each TCP listener and the config (start_jrpcd,
+# jrpc_lib.sh, runs it again for each attempt).
+ports_and_conf() {
+  WEB=$(free_port) WEB6=$(free_port) TOK=$(free_port) LINE=$(free_port) SEC=$(free_port)
+  write_conf
 }
 
 # The connections jrpcd has accepted, on every listener (rpc.stats on the
@@ -352,7 +335,7 @@ main() {
   APP=$(cat "$T/app.token")
   OTHER=$(cat "$T/other.token")
   [[ -n $APP && -n $OTHER ]] || die "jrpcd --hash-token made no token"
-  start_jrpcd
+  start_jrpcd ports_and_conf
   test_calls
   test_completion
   test_keepalive

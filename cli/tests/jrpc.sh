@@ -37,30 +37,13 @@ install_layout() {
   need_file "$JRPC" "the installed jrpc"
 }
 
-# jrpcd on a Unix socket and two free TCP ports; a port taken between
-# free_port and the bind (other tests run alongside) means new ports.
-start_jrpcd() {
-  local attempt i
-  for attempt in 1 2 3 4 5; do
-    TCP=$(free_port)
-    TCPLEN=$TCP
-    while [[ $TCPLEN == "$TCP" ]]; do TCPLEN=$(free_port); done
-    write_jrpcd_conf
-    "$JRPCD" -c "$T/jrpcd.conf" >"$T/jrpcd.out" 2>"$T/jrpcd.err" &
-    JPID=$!
-    DAEMON_PIDS+=("$JPID")
-    for ((i = 0; i < START_LIMIT_S * 20; i++)); do
-      alive "$JPID" || break
-      [[ -S $T/jrpcd.sock ]] && unix_connects "$T/jrpcd.sock" && return 0
-      sleep 0.05
-    done
-    wait "$JPID" 2>/dev/null || true
-    forget_pid "$JPID"
-    grep -q "bind: Address already in use" "$T/jrpcd.err" || break
-    echo "note: attempt $attempt: a port was taken; trying others"
-  done
-  show "$T/jrpcd.err"
-  die "jrpcd did not serve $T/jrpcd.sock"
+# Two free TCP ports and the config that listens on them and on a Unix
+# socket (start_jrpcd, jrpc_lib.sh, runs it again for each attempt).
+ports_and_conf() {
+  TCP=$(free_port)
+  TCPLEN=$TCP
+  while [[ $TCPLEN == "$TCP" ]]; do TCPLEN=$(free_port); done
+  write_jrpcd_conf
 }
 
 write_jrpcd_conf() {
@@ -478,7 +461,7 @@ main() {
   need_cmd socat
   setup_tmp
   install_layout
-  start_jrpcd
+  start_jrpcd ports_and_conf
   test_calls
   test_endpoints
   test_notify_batch_stdin

@@ -38,3 +38,28 @@ expect() {
     show "$T/$name.err"
   fi
 }
+
+# start_jrpcd PREPARE: jrpcd -c $T/jrpcd.conf in the background, until it
+# serves $T/jrpcd.sock; PREPARE picks free ports and writes that config,
+# again for each attempt: a port taken between free_port and the bind
+# (other tests run alongside) means new ports. Sets JPID.
+start_jrpcd() {
+  local attempt i
+  for attempt in 1 2 3 4 5; do
+    "$1"
+    "$JRPCD" -c "$T/jrpcd.conf" >"$T/jrpcd.out" 2>"$T/jrpcd.err" &
+    JPID=$!
+    DAEMON_PIDS+=("$JPID")
+    for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+      alive "$JPID" || break
+      [[ -S $T/jrpcd.sock ]] && unix_connects "$T/jrpcd.sock" && return 0
+      sleep 0.05
+    done
+    wait "$JPID" 2>/dev/null || true
+    forget_pid "$JPID"
+    grep -q "bind: Address already in use" "$T/jrpcd.err" || break
+    echo "note: attempt $attempt: a port was taken; trying others"
+  done
+  show "$T/jrpcd.err"
+  die "jrpcd did not serve $T/jrpcd.sock"
+}
