@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +43,8 @@ static void usage(FILE *f) {
       "  -t, --tcp HOST:PORT   connect over TCP\n"
       "  -t, --tcp URL         http://HOST[:PORT][/PATH], or https://\n"
       "                        (with --cafile): JSON-RPC over HTTP POST\n"
+      "  -e, --endpoint URL    unix:PATH, tcp://HOST:PORT, tls://HOST:PORT\n"
+      "                        (with --cafile), http:// or https://\n"
       "  -f, --framing newline|length|http   (default newline)\n"
       "  -l, --list            list the methods (rpc.discover)\n"
       "  -d, --describe METHOD show a method's params, result and examples\n"
@@ -68,9 +71,10 @@ static void usage(FILE *f) {
       "  -h, --help            this help\n"
       "  -V, --version         the version\n"
       "\n"
-      "Endpoint: a URL before METHOD, -u or -t, else $JRPC_SOCKET (a path),\n"
-      "else $JRPC_ADDRESS (HOST:PORT or URL), else " SYSTEM_SOCKET " if it\n"
-      "exists, else $XDG_RUNTIME_DIR/jrpcd.sock, else\n"
+      "Endpoint: a URL before METHOD, -u, -t or -e, else $JRPC_URL, else\n"
+      "$JRPC_SOCKET (a path), else $JRPC_ADDRESS (HOST:PORT or URL), "
+      "else\n" SYSTEM_SOCKET
+      " if it exists, else $XDG_RUNTIME_DIR/jrpcd.sock, else\n"
       "${TMPDIR:-/tmp}/jrpcd-UID/jrpcd.sock\n"
       "(jrpcd's built-in config). A default socket must be the caller's or\n"
       "root's: another user's is refused.\n"
@@ -80,15 +84,37 @@ static void usage(FILE *f) {
       f);
 }
 
-/* WORD as the endpoint: an http:// or https:// URL, else HOST:PORT (-t);
- * -1 with the reason said. WHAT names where it came from. */
-static int set_tcp(jc_endpoint *ep, const char *word, const char *what) {
-  char err[600];
-  ep->unix_path = ep->url = ep->path = ep->host = NULL;
+/* Whether WORD names an endpoint as a URL: unix:PATH, tcp:// or
+ * tls://HOST:PORT, http:// or https://. */
+static bool is_url(const char *word) {
+  return !strncmp(word, "unix:", 5) || !strncasecmp(word, "tcp://", 6) ||
+         !strncasecmp(word, "tls://", 6) || jc_is_http_url(word);
+}
+
+/* WORD as the endpoint: a URL (is_url), else HOST:PORT (-t); NULL: none
+ * yet. -1 with the reason said; WHAT names where it came from. */
+static int set_endpoint(jc_endpoint *ep, const char *word, const char *what) {
+  char err[600] = "";
+  ep->unix_path = ep->tcp = ep->url = ep->path = ep->host = NULL;
   ep->tls = false;
-  ep->tcp = word;
-  if (!word || !jc_is_http_url(word) ||
-      jc_http_url(word, ep, err, sizeof err) == 0)
+  if (!word || !is_url(word)) {
+    ep->tcp = word;
+    return 0;
+  }
+  ep->url = word;
+  if (!strncmp(word, "unix:", 5)) {
+    ep->unix_path = word + 5;
+    if (!*ep->unix_path)
+      snprintf(err, sizeof err, "%s: no socket path after unix:", word);
+  } else if (!jc_is_http_url(word)) {
+    ep->tcp = word + 6;
+    ep->tls = word[1] == 'l' || word[1] == 'L';
+    if (strchr(ep->tcp, '/'))
+      snprintf(err, sizeof err, "%s: a %.3s:// URL has no path", word, word);
+  } else {
+    jc_http_url(word, ep, err, sizeof err);
+  }
+  if (!*err)
     return 0;
   jc_warn("%s: %s", what, err);
   return -1;
@@ -100,14 +126,17 @@ static int set_tcp(jc_endpoint *ep, const char *word, const char *what) {
  * for who made them on every connect (transport.c). */
 static int default_endpoint(jc_endpoint *ep, char *buf, size_t cap) {
   const char *sock = getenv("JRPC_SOCKET"), *addr = getenv("JRPC_ADDRESS");
+  const char *url = getenv("JRPC_URL");
   struct stat st;
   char note[4400], why[4400];
+  if (url && *url)
+    return set_endpoint(ep, url, "JRPC_URL");
   if (sock && *sock) {
     ep->unix_path = sock;
     return 0;
   }
   if (addr && *addr)
-    return set_tcp(ep, addr, "JRPC_ADDRESS");
+    return set_endpoint(ep, addr, "JRPC_ADDRESS");
   ep->default_path = true;
   if (lstat(SYSTEM_SOCKET, &st) == 0) {
     ep->unix_path = SYSTEM_SOCKET;
@@ -188,6 +217,7 @@ int main(int argc, char **argv) {
   static const struct option longs[] = {
       {"unix", required_argument, NULL, 'u'},
       {"tcp", required_argument, NULL, 't'},
+      {"endpoint", required_argument, NULL, 'e'},
       {"framing", required_argument, NULL, 'f'},
       {"list", no_argument, NULL, 'l'},
       {"describe", required_argument, NULL, 'd'},
@@ -220,14 +250,15 @@ int main(int argc, char **argv) {
   /* '+': options end at METHOD, so "-1" after it is an argument. A URL
    * before METHOD is the endpoint, and options may follow it. */
 options:
-  while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+u:t:e:f:ld:nhV", longs, NULL)) != -1) {
     switch (c) {
     case 'u':
-      set_tcp(&o.ep, NULL, "-u");
+      set_endpoint(&o.ep, NULL, "-u");
       o.ep.unix_path = optarg;
       break;
     case 't':
-      if (set_tcp(&o.ep, optarg, "-t") < 0)
+    case 'e':
+      if (set_endpoint(&o.ep, optarg, c == 't' ? "-t" : "-e") < 0)
         return JC_EXIT_USAGE;
       break;
     case 'f':
@@ -305,15 +336,15 @@ options:
       return JC_EXIT_USAGE;
     }
   }
-  if (!url_arg && optind < argc && jc_is_http_url(argv[optind])) {
+  if (!url_arg && optind < argc && is_url(argv[optind])) {
     url_arg = argv[optind++];
     goto options;
   }
   if (url_arg && (o.ep.unix_path || o.ep.tcp)) {
-    jc_warn("%s: an endpoint is given by -u or -t already", url_arg);
+    jc_warn("%s: an endpoint is given by -u, -t or -e already", url_arg);
     return JC_EXIT_USAGE;
   }
-  if (url_arg && set_tcp(&o.ep, url_arg, "URL") < 0)
+  if (url_arg && set_endpoint(&o.ep, url_arg, "URL") < 0)
     return JC_EXIT_USAGE;
   int nargs = argc - optind;
   if (modes > 1 || (modes && nargs)) {
@@ -323,13 +354,14 @@ options:
   if (!o.ep.unix_path && !o.ep.tcp &&
       default_endpoint(&o.ep, sockbuf, sizeof sockbuf) != 0)
     return JC_EXIT_USAGE;
-  if (o.ep.url && framing && strcmp(framing, "http")) {
+  bool http_url = o.ep.url && jc_is_http_url(o.ep.url);
+  if (http_url && framing && strcmp(framing, "http")) {
     jc_warn("-f %s: %s is an HTTP endpoint", framing, o.ep.url);
     return JC_EXIT_USAGE;
   }
-  if (o.ep.url)
+  if (http_url)
     o.ep.framing = JC_HTTP;
-  if (o.ep.framing == JC_HTTP && !o.ep.url) { /* -f http */
+  if (o.ep.framing == JC_HTTP && !http_url) { /* -f http */
     o.ep.path = "/";
     o.ep.host = o.ep.tcp ? o.ep.tcp : "localhost";
   }
@@ -343,13 +375,14 @@ options:
     return JC_EXIT_USAGE;
   }
   if (o.ep.url && o.ep.tls && !o.ep.cafile) {
-    jc_warn("%s: https needs --cafile FILE, the CA that signed the server's "
+    jc_warn("%s: TLS needs --cafile FILE, the CA that signed the server's "
             "certificate (jrpc does not read the system's trust store yet)",
             o.ep.url);
     return JC_EXIT_USAGE;
   }
-  if (o.ep.url && !o.ep.tls && o.ep.cafile) {
-    jc_warn("--cafile: %s is plain HTTP (https:// is HTTP over TLS)", o.ep.url);
+  if (o.ep.url && o.ep.tcp && !o.ep.tls && o.ep.cafile) {
+    jc_warn("--cafile: %s is plain (https:// and tls:// are over TLS)",
+            o.ep.url);
     return JC_EXIT_USAGE;
   }
   o.ep.tls = o.ep.cafile != NULL;

@@ -156,6 +156,23 @@ test_calls() {
 {"jsonrpc":"2.0","result":4,"id":2}'
 }
 
+# The other URLs (issue 25 point 1): unix: and tcp:// as the first
+# argument, with -e/--endpoint and in JRPC_URL (before JRPC_SOCKET).
+test_url_forms() {
+  run unix_url "unix:$T/jrpcd.sock" math.add 1 2
+  expect unix_url 0 3
+  run unix_url_http --endpoint "unix:$T/http.sock" -f http math.add 2 2
+  expect unix_url_http 0 4
+  run tcp_url -f newline "tcp://127.0.0.1:$LINE" math.multiply 2 3
+  expect tcp_url 0 6
+  run e_http -e "http://[::1]:$WEB6/" math.subtract 5 1
+  expect e_http 0 4
+  RC=0
+  JRPC_SOCKET=$T/nothing.sock JRPC_URL="http://127.0.0.1:$WEB/" timeout 30 "$JRPC" math.add 4 4 \
+    >"$T/jrpc_url.out" 2>"$T/jrpc_url.err" || RC=$?
+  expect jrpc_url 0 8
+}
+
 # The bash completion lists methods through the URL, with the token.
 test_completion() {
   local got
@@ -260,7 +277,11 @@ test_tls() {
   run tls_none --cafile "$T/ca.pem" "$url" math.add 1 2
   expect tls_none 2 "" "the server wants a bearer token (HTTP 401)"
   run tls_no_ca "$url" math.add 1 2
-  expect tls_no_ca 2 "" "$url: https needs --cafile FILE"
+  expect tls_no_ca 2 "" "$url: TLS needs --cafile FILE"
+  run tls_url --token-file "$T/app.token" --cafile "$T/ca.pem" -f http "tls://127.0.0.1:$SEC" math.add 2 5
+  expect tls_url 0 7
+  run tls_url_no_ca "tls://127.0.0.1:$SEC" math.add 1 2
+  expect tls_url_no_ca 2 "" "tls://127.0.0.1:$SEC: TLS needs --cafile FILE"
   expect_no_token tls_call tls_batch
 }
 
@@ -296,11 +317,15 @@ test_misuse() {
   run not_http "http://127.0.0.1:$LINE/" math.add 1 2
   expect not_http 2 "" "the reply is not HTTP (it begins {\"jsonrpc\":\"2.0\""
   run url_twice -u "$T/jrpcd.sock" "http://127.0.0.1:$WEB/" math.add 1 2
-  expect url_twice 2 "" "http://127.0.0.1:$WEB/: an endpoint is given by -u or -t already"
+  expect url_twice 2 "" "http://127.0.0.1:$WEB/: an endpoint is given by -u, -t or -e already"
   run url_framing -f length "http://127.0.0.1:$WEB/" math.add 1 2
   expect url_framing 2 "" "-f length: http://127.0.0.1:$WEB/ is an HTTP endpoint"
   run url_cafile --cafile "$T/ca.pem" "http://127.0.0.1:$WEB/" math.add 1 2
-  expect url_cafile 2 "" "--cafile: http://127.0.0.1:$WEB/ is plain HTTP"
+  expect url_cafile 2 "" "--cafile: http://127.0.0.1:$WEB/ is plain (https:// and tls:// are over TLS)"
+  run tcp_url_path "tcp://127.0.0.1:$LINE/x" math.add 1 2
+  expect tcp_url_path 2 "" "URL: tcp://127.0.0.1:$LINE/x: a tcp:// URL has no path"
+  run unix_url_empty -e unix: math.add 1 2
+  expect unix_url_empty 2 "" "-e: unix:: no socket path after unix:"
   run url_nohost http:///x math.add 1 2
   expect url_nohost 2 "" "URL: http:///x: no host name or address after http://"
   run url_port -t http://127.0.0.1:99999/ math.add 1 2
@@ -337,6 +362,7 @@ main() {
   [[ -n $APP && -n $OTHER ]] || die "jrpcd --hash-token made no token"
   start_jrpcd ports_and_conf
   test_calls
+  test_url_forms
   test_completion
   test_keepalive
   test_tokens
