@@ -205,7 +205,9 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
   return ep->unix_path ? connect_unix(c) : connect_tcp(c);
 }
 
-int jc_reconnect(jc_conn *c) {
+/* The socket closed and what was read from it dropped; the buffer is
+ * kept for another connection. */
+static void disconnect(jc_conn *c) {
   if (c->ssl)
     jc_tls_free(c);
   if (c->fd >= 0)
@@ -215,6 +217,10 @@ int jc_reconnect(jc_conn *c) {
   c->resp.kind = 0;
   c->pending = 0;
   c->used = c->closing = false;
+}
+
+int jc_reconnect(jc_conn *c) {
+  disconnect(c);
   return c->ep->unix_path ? connect_unix(c) : connect_tcp(c);
 }
 
@@ -411,15 +417,8 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
 }
 
 void jc_close(jc_conn *c) {
-  if (c->ssl)
-    jc_tls_free(c);
-  if (c->fd >= 0)
-    close(c->fd);
-  c->fd = -1;
+  disconnect(c);
   free(c->buf);
   c->buf = NULL;
-  c->len = c->cap = c->consumed = 0;
-  c->resp.kind = 0;
-  c->pending = 0;
-  c->used = c->closing = false;
+  c->cap = 0;
 }
