@@ -353,7 +353,11 @@ static void refused(const jc_conn *c, const head_t *hd, const char *body,
     snprintf(raw, sizeof raw, "%s%s%s%s", message ? message : "",
              message && data ? " (" : "", data ? data : "",
              message && data ? ")" : "");
-  if (*raw || (n && hd->status != 401))
+  const char *token = c->ep->token;
+  if (token && memmem(body, n, token, strlen(token)))
+    /* A server that echoes the token does not get it printed. */
+    snprintf(why, sizeof why, "(its reason is not shown: it holds the token)");
+  else if (*raw || (n && hd->status != 401))
     jc_excerpt(*raw ? raw : body, *raw ? strlen(raw) : n, why, sizeof why);
   if (hd->status == 401 && !c->ep->token)
     jc_warn("%s: the server wants a bearer token (HTTP 401): give it with "

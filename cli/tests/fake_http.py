@@ -16,6 +16,7 @@ lines]}, so a test sees what jrpc sent. How the reply goes out:
             on it in between)
   status    503 Service Unavailable with a JSON-RPC error body
   html      404 Not Found with an HTML body
+  leak      401 with the request's Authorization header in its reason
 """
 import json
 import os
@@ -89,6 +90,13 @@ def serve(conn, mode):
                 err = (b'{"jsonrpc":"2.0","error":{"code":-32000,'
                        b'"message":"Server error","data":"draining"},"id":null}')
                 conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(err), err))
+            elif mode == "leak":
+                auth = [l for l in lines if l.lower().startswith("authorization:")]
+                err = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32006, "message": "Unauthorized",
+                    "data": "you sent " + " ".join(auth)}}).encode()
+                conn.sendall(b"HTTP/1.1 401 Unauthorized\r\n"
                              b"Content-Length: %d\r\n\r\n%s" % (len(err), err))
             elif mode == "html":
                 page = b"<html><body>\x1b[31mnot here</body></html>"

@@ -307,6 +307,13 @@ test_replies() {
   run fake_status -u "$T/status.sock" -f http math.add 1 2
   expect fake_status 2 "" "unix:$T/status.sock: the server answered HTTP/1.1 503 Service Unavailable: Server error (draining)"
   stop_bg "$BG_PID"
+  # A server that echoes the token in its reason does not get it printed.
+  start_bg "fake_http leak" "-S $T/leak.sock" python3 "$here/fake_http.py" leak "$T/leak.sock"
+  RC=0
+  JRPC_TOKEN=$APP timeout 30 "$JRPC" -u "$T/leak.sock" -f http math.add 1 2 >"$T/fake_leak.out" 2>"$T/fake_leak.err" || RC=$?
+  expect fake_leak 2 "" "the token was refused (HTTP 401: (its reason is not shown: it holds the token))"
+  expect_no_token fake_leak
+  stop_bg "$BG_PID"
   start_bg "fake_http html" "-S $T/html.sock" python3 "$here/fake_http.py" html "$T/html.sock"
   run fake_html -u "$T/html.sock" -f http math.add 1 2
   expect fake_html 2 "" 'the server answered HTTP/1.1 404 Not Found: <html><body>\x1b[31mnot here</body></html>'
