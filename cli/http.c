@@ -144,25 +144,26 @@ int jc_http_send(jc_conn *c, const char *body, size_t n) {
   }
   /* 256: the head's fixed text and the length's digits. */
   size_t cap = strlen(ep->path) + strlen(ep->host) +
-               (ep->token ? strlen(ep->token) : 0) + sizeof JRPC_VERSION + 256 +
-               n;
+               (ep->token ? strlen(ep->token) : 0) +
+               (ep->headers ? strlen(ep->headers) : 0) + sizeof JRPC_VERSION +
+               256 + n;
   char *req = malloc(cap);
   if (!req) {
     jc_warn("out of memory for a %zu-byte request", n);
     return JC_ERR;
   }
-  int h =
-      snprintf(req, cap,
-               "POST %s HTTP/1.1\r\n"
-               "Host: %s\r\n"
-               "User-Agent: jrpc/" JRPC_VERSION "\r\n"
-               "Content-Type: application/json\r\n"
-               "Accept: application/json\r\n"
-               "Content-Length: %zu\r\n"
-               "%s%s%s"
-               "\r\n",
-               ep->path, ep->host, n, ep->token ? "Authorization: Bearer " : "",
-               ep->token ? ep->token : "", ep->token ? "\r\n" : "");
+  int h = snprintf(req, cap,
+                   "POST %s HTTP/1.1\r\n"
+                   "Host: %s\r\n"
+                   "User-Agent: jrpc/" JRPC_VERSION "\r\n"
+                   "Content-Type: application/json\r\n"
+                   "Accept: application/json\r\n"
+                   "Content-Length: %zu\r\n"
+                   "%s%s%s%s"
+                   "\r\n",
+                   ep->path, ep->host, n, ep->headers ? ep->headers : "",
+                   ep->token ? "Authorization: Bearer " : "",
+                   ep->token ? ep->token : "", ep->token ? "\r\n" : "");
   if (h < 0 || (size_t)h > cap - n) {
     free(req);
     jc_warn("cannot write the request's head");

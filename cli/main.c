@@ -66,6 +66,7 @@ static void usage(FILE *f) {
       "      --key FILE        TLS: its key (default: in --cert's file)\n"
       "      --token-file FILE a bearer token sent to HTTP endpoints (else\n"
       "                        $JRPC_TOKEN)\n"
+      "  -H, --header 'NAME: VALUE'  an HTTP header for every request\n"
       "      --timeout MS      give up after MS milliseconds (default "
       "30000)\n"
       "  -h, --help            this help\n"
@@ -181,6 +182,44 @@ enum {
   OPT_TOKEN_FILE,
 };
 
+/* -H "Name: value": appended to *headers as a line of the request head.
+ * The fields jrpc writes itself, or that would change how the request is
+ * framed, are refused, and so is any byte that could end the line. */
+static int add_header(const char *arg, char **headers) {
+  static const char *const own[] = {"host",         "content-length",
+                                    "content-type", "transfer-encoding",
+                                    "connection",   "expect"};
+  size_t name = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                            "WXYZ0123456789!#$%&'*+-.^_`|~");
+  const char *v = arg + name;
+  if (name == 0 || *v != ':') {
+    /* Only the name's part: the rest may be a secret mistyped. */
+    jc_warn("-H %.*s...: not a header (Name: value)", (int)name, arg);
+    return -1;
+  }
+  for (v++; *v == ' ' || *v == '\t'; v++)
+    ;
+  for (const char *p = v; *p; p++)
+    if ((unsigned char)*p < 0x20 && *p != '\t') {
+      jc_warn("-H %.*s: the value has a control character", (int)name, arg);
+      return -1;
+    }
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (strlen(own[i]) == name && !strncasecmp(arg, own[i], name)) {
+      jc_warn("-H %.*s: jrpc writes that header itself", (int)name, arg);
+      return -1;
+    }
+  size_t had = *headers ? strlen(*headers) : 0;
+  char *more = realloc(*headers, had + name + strlen(v) + 5);
+  if (!more) {
+    jc_warn("-H: out of memory");
+    return -1;
+  }
+  sprintf(more + had, "%.*s: %s\r\n", (int)name, arg, v);
+  *headers = more;
+  return 0;
+}
+
 /* A bearer token as RFC 6750 has it (token68), as jrpcd takes it. */
 static bool token_ok(const char *t) {
   size_t n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -235,6 +274,7 @@ int main(int argc, char **argv) {
       {"cert", required_argument, NULL, OPT_CERT},
       {"key", required_argument, NULL, OPT_KEY},
       {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+      {"header", required_argument, NULL, 'H'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -247,10 +287,13 @@ int main(int argc, char **argv) {
   char sockbuf[4200];
   char token[600];
   const char *token_file = NULL, *url_arg = NULL, *framing = NULL;
+  /* -H's lines, kept (and reachable) for the program's life. */
+  static char *headers;
   /* '+': options end at METHOD, so "-1" after it is an argument. A URL
    * before METHOD is the endpoint, and options may follow it. */
 options:
-  while ((c = getopt_long(argc, argv, "+u:t:e:f:ld:nhV", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+u:t:e:f:H:ld:nhV", longs, NULL)) !=
+         -1) {
     switch (c) {
     case 'u':
       set_endpoint(&o.ep, NULL, "-u");
@@ -322,6 +365,11 @@ options:
     case OPT_KEY:
       o.ep.key = optarg;
       break;
+    case 'H':
+      if (add_header(optarg, &headers) < 0)
+        return JC_EXIT_USAGE;
+      o.ep.headers = headers;
+      break;
     case OPT_TOKEN_FILE:
       token_file = optarg;
       break;
@@ -365,6 +413,11 @@ options:
     o.ep.path = "/";
     o.ep.host = o.ep.tcp ? o.ep.tcp : "localhost";
   }
+  if (headers && o.ep.framing != JC_HTTP) {
+    jc_warn("-H: headers are for HTTP endpoints (http://, https:// or "
+            "-f http)");
+    return JC_EXIT_USAGE;
+  }
   if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
     jc_warn("--cert and --key are for TLS, which --cafile turns on");
     return JC_EXIT_USAGE;
@@ -396,6 +449,14 @@ options:
             "then = padding)",
             token_file ? "--token-file" : "JRPC_TOKEN");
     return JC_EXIT_USAGE;
+  }
+  for (const char *l = headers; o.ep.token && l; l = strstr(l, "\r\n")) {
+    l += l != headers ? 2 : 0;
+    if (!strncasecmp(l, "authorization:", 14)) {
+      jc_warn("-H Authorization: and a bearer token (--token-file or "
+              "JRPC_TOKEN) both fill that header; give one of them");
+      return JC_EXIT_USAGE;
+    }
   }
   /* Newline and length framing have no place for a token: said when it
    * was asked for. */

@@ -29,9 +29,10 @@ typedef struct {
    * cert) are ours. */
   bool tls;
   const char *cafile, *cert, *key;
-  /* HTTP framing: the request target ("/" unless the URL has a path) and
-   * the Host header's value. */
-  const char *path, *host;
+  /* HTTP framing: the request target ("/" unless the URL has a path), the
+   * Host header's value, and more header lines (-H, each ending in CRLF;
+   * NULL: none). */
+  const char *path, *host, *headers;
   /* A bearer token (--token-file, $JRPC_TOKEN), sent on every HTTP request
    * as Authorization: Bearer; other framings carry none. NULL: none. */
   const char *token;

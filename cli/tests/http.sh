@@ -298,6 +298,11 @@ test_replies() {
     expect "fake_$mode" 0 '{"method":"echo","params":["'$mode'",2],"head":["POST / HTTP/1.1","Host: localhost","User-Agent: jrpc/'"$version"'","Content-Type: application/json","Accept: application/json","Content-Length: '"${#body}"'"]}'
     stop_bg "$BG_PID"
   done
+  # -H adds its lines to every request's head.
+  start_bg "fake_http chunked" "-S $T/headers.sock" python3 "$here/fake_http.py" chunked "$T/headers.sock"
+  run fake_headers -u "$T/headers.sock" -f http -H 'X-Trace: abc 1' --header 'authorization: Basic eA==' --compact echo 1
+  expect fake_headers 0 '{"method":"echo","params":[1],"head":["POST / HTTP/1.1","Host: localhost","User-Agent: jrpc/'"$version"'","Content-Type: application/json","Accept: application/json","Content-Length: 53","X-Trace: abc 1","authorization: Basic eA=="]}'
+  stop_bg "$BG_PID"
   # The token goes in every request's head.
   start_bg "fake_http close" "-S $T/token.sock" python3 "$here/fake_http.py" close "$T/token.sock"
   JRPC_TOKEN=$APP timeout 30 "$JRPC" -u "$T/token.sock" -f http --compact echo 1 >"$T/fake_token.out" 2>"$T/fake_token.err" || true
@@ -343,6 +348,17 @@ test_misuse() {
   expect url_space 2 "" "the URL has a space or a control character"
   run url_v6_bad 'http://[::1/' math.add 1 2
   expect url_v6_bad 2 "" "not an IPv6 address in brackets"
+  run header_own -H 'Content-Length: 3' "http://127.0.0.1:$WEB/" math.add 1 2
+  expect header_own 2 "" "-H Content-Length: jrpc writes that header itself"
+  run header_bad -H 'Authorization Bearer s3cret' "http://127.0.0.1:$WEB/" math.add 1 2
+  expect header_bad 2 "" "-H Authorization...: not a header (Name: value)"
+  expect_not_in header_bad err s3cret && pass "header_bad: the rest of the word is not shown"
+  run header_ctl -H $'X-A: a\rb' "http://127.0.0.1:$WEB/" math.add 1 2
+  expect header_ctl 2 "" "-H X-A: the value has a control character"
+  run header_newline -H 'X-A: 1' -u "$T/jrpcd.sock" math.add 1 2
+  expect header_newline 2 "" "-H: headers are for HTTP endpoints"
+  run header_auth_token --token-file "$T/app.token" -H 'Authorization: Basic eA==' "http://127.0.0.1:$TOK/" math.add 1 2
+  expect header_auth_token 2 "" "-H Authorization: and a bearer token (--token-file or JRPC_TOKEN) both fill that header"
   # The warning that a token is not sent stays for newline framing only.
   run tok_newline --token-file "$T/app.token" -u "$T/jrpcd.sock" math.add 1 2
   expect tok_newline 0 3 "--token-file: the token goes to HTTP endpoints only, and this one is newline framed: not sent"
