@@ -103,11 +103,9 @@ int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen) {
     return -1;
   }
   char *tcp = mem, *target = tcp + hlen + 16, *authority = target + tlen + 2;
+  long default_port = tls ? 443 : 80;
   snprintf(tcp, hlen + 16, "%s%.*s%s:%ld", v6 ? "[" : "", (int)hlen, host,
-           v6 ? "]" : "",
-           port  ? pnum
-           : tls ? 443L
-                 : 80L);
+           v6 ? "]" : "", port ? pnum : default_port);
   snprintf(target, tlen + 2, "%s%.*s", end[0] == '/' ? "" : "/", (int)tlen,
            end);
   memcpy(authority, a, alen);
