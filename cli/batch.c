@@ -158,8 +158,7 @@ int jc_batch(const jc_opts *o, const char *file) {
       size_t i;
       json_array_foreach(batch, i, req) any_id |= !!json_object_get(req, "id");
       if (any_id)
-        jc_warn("%s: the server closed the connection without replying",
-                jc_endpoint_desc(&o->ep));
+        jc_warn("%s: %s", jc_endpoint_desc(&o->ep), jc_no_reply(&c));
       rc = any_id ? JC_EXIT_USAGE : JC_EXIT_OK;
     } else if (st != JC_OK) {
       rc = jc_exit_for(st);

@@ -29,8 +29,7 @@ int jc_send_json(jc_conn *c, const json_t *msg) {
   return st;
 }
 
-/* A frame's first bytes, printable, for messages. */
-static void excerpt(const char *p, size_t n, char *out, size_t cap) {
+void jc_excerpt(const char *p, size_t n, char *out, size_t cap) {
   size_t o = 0, i = 0;
   for (; i < n && o + 8 < cap; i++) {
     unsigned char ch = (unsigned char)p[i];
@@ -57,7 +56,7 @@ int jc_recv_json(jc_conn *c, json_t **msg, char **raw) {
   *msg = json_loadb(frame, n, JSON_DECODE_ANY, &e);
   if (!*msg) {
     char ex[120];
-    excerpt(frame, n, ex, sizeof ex);
+    jc_excerpt(frame, n, ex, sizeof ex);
     jc_warn("%s: the reply is not JSON (%s at byte %d): %s",
             jc_endpoint_desc(c->ep), e.text, e.position, ex);
     return JC_ERR;
@@ -122,8 +121,7 @@ int jc_call(jc_conn *c, const json_t *req, json_t **resp, char **raw) {
     return st;
   st = jc_recv_json(c, resp, raw);
   if (st == JC_EOF) {
-    jc_warn("%s: the server closed the connection without replying",
-            jc_endpoint_desc(c->ep));
+    jc_warn("%s: %s", jc_endpoint_desc(c->ep), jc_no_reply(c));
     return JC_ERR;
   }
   if (st == JC_OK && jc_check_response(*resp, json_object_get(req, "id")))

@@ -21,6 +21,8 @@ int jc_check_response(const json_t *resp, const json_t *id);
 /* Sends REQ (one request with an id) and receives its checked response
  * into *resp (and its bytes into *raw when not NULL). */
 int jc_call(jc_conn *c, const json_t *req, json_t **resp, char **raw);
+/* The first bytes of P[0..N), printable (others as \xHH), into OUT. */
+void jc_excerpt(const char *p, size_t n, char *out, size_t cap);
 /* The error object's code, or 0 if RESP is a result. */
 long long jc_error_code(const json_t *resp);
 

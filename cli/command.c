@@ -27,12 +27,29 @@ static int doc_on(jc_conn *c, json_t **doc, bool quiet) {
   return st;
 }
 
-json_t *jc_fetch_doc(const jc_opts *o, bool quiet) {
-  jc_conn c;
+/* KEEP, connected again when it is not, or a new connection in OWN. */
+static int open_conn(const jc_opts *o, jc_conn *keep, jc_conn *own,
+                     jc_conn **c) {
+  *c = keep ? keep : own;
+  if (!keep || keep->fd < 0)
+    return jc_connect(*c, &o->ep);
+  jc_rearm(keep);
+  return JC_OK;
+}
+
+/* Done with C: a kept connection stays open while it is sound (ST). */
+static void done_conn(jc_conn *keep, jc_conn *c, int st) {
+  if (!keep || st != JC_OK)
+    jc_close(c);
+}
+
+json_t *jc_fetch_doc(const jc_opts *o, jc_conn *keep, bool quiet) {
+  jc_conn own, *c;
   json_t *doc = NULL;
-  if (jc_connect(&c, &o->ep) == JC_OK)
-    doc_on(&c, &doc, quiet);
-  jc_close(&c);
+  int st = open_conn(o, keep, &own, &c);
+  if (st == JC_OK)
+    st = doc_on(c, &doc, quiet);
+  done_conn(keep, c, st);
   return doc;
 }
 
@@ -81,14 +98,15 @@ static int notify(jc_conn *c, json_t *req) {
   return st == JC_EOF ? JC_OK : st;
 }
 
-int jc_command(const jc_opts *o, const json_t *doc, int argc, char **argv) {
-  jc_conn c;
+int jc_command(const jc_opts *o, jc_conn *keep, const json_t *doc, int argc,
+               char **argv) {
+  jc_conn own, *c;
   json_t *own_doc = NULL, *params = NULL, *resp = NULL;
   char *raw = NULL, err[512];
   int rc;
-  int st = jc_connect(&c, &o->ep);
+  int st = open_conn(o, keep, &own, &c);
   if (st == JC_OK && o->check && !doc) {
-    st = doc_on(&c, &own_doc, true);
+    st = doc_on(c, &own_doc, true);
     doc = own_doc;
   }
   if (st != JC_OK) {
@@ -105,15 +123,15 @@ int jc_command(const jc_opts *o, const json_t *doc, int argc, char **argv) {
   json_t *req =
       jc_request(argv[0], params, o->notify ? NULL : json_deep_copy(o->id));
   if (o->notify) {
-    st = notify(&c, req);
+    st = notify(c, req);
     rc = st == JC_OK ? JC_EXIT_OK : jc_exit_for(st);
   } else {
-    st = jc_call(&c, req, &resp, &raw);
+    st = jc_call(c, req, &resp, &raw);
     rc = st == JC_OK ? jc_print_response(resp, raw, &o->out) : jc_exit_for(st);
   }
   json_decref(req);
 out:
-  jc_close(&c);
+  done_conn(keep, c, st);
   json_decref(own_doc);
   json_decref(resp);
   free(raw);

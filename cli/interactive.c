@@ -79,7 +79,11 @@ static char *history_file(void) {
 }
 
 int jc_interactive(const jc_opts *o) {
-  json_t *doc = o->check ? jc_fetch_doc(o, true) : NULL;
+  /* HTTP keeps one connection alive across the lines; newline and length
+   * framing end a notification by closing the writing half, so each line
+   * has its own there. */
+  jc_conn conn = {.fd = -1}, *keep = o->ep.framing == JC_HTTP ? &conn : NULL;
+  json_t *doc = o->check ? jc_fetch_doc(o, keep, true) : NULL;
   completion_doc = doc;
   char *hist = history_file();
   rl_readline_name = "jrpc";
@@ -103,7 +107,8 @@ int jc_interactive(const jc_opts *o) {
       jc_free_words(w);
       break;
     } else if (n > 0) {
-      jc_command(o, doc, n, w); /* it said what went wrong, if anything */
+      /* It said what went wrong, if anything. */
+      jc_command(o, keep, doc, n, w);
     }
     jc_free_words(w);
     fflush(stdout);
@@ -113,6 +118,7 @@ int jc_interactive(const jc_opts *o) {
     free(hist);
   }
   completion_doc = NULL;
+  jc_close(&conn);
   json_decref(doc);
   return JC_EXIT_OK; /* the session ended as asked */
 }

@@ -27,10 +27,13 @@ typedef struct {
   bool check;  /* ask rpc.discover and check params (off: --no-check) */
 } jc_opts;
 
-/* One "METHOD ARG..." call on a new connection: discovery (when
- * o->check), params, request, reply printed. DOC, when not NULL, is used
- * instead of asking the server. Returns the exit status. */
-int jc_command(const jc_opts *o, const json_t *doc, int argc, char **argv);
+/* One "METHOD ARG..." call: discovery (when o->check), params, request,
+ * reply printed. DOC, when not NULL, is used instead of asking the
+ * server. On a new connection, or on KEEP when not NULL (HTTP keep-alive:
+ * connected if it is not, left open unless something failed). Returns
+ * the exit status. */
+int jc_command(const jc_opts *o, jc_conn *keep, const json_t *doc, int argc,
+               char **argv);
 /* --batch FILE ("-": stdin): "METHOD ARG..." lines as one batch. */
 int jc_batch(const jc_opts *o, const char *file);
 /* --stdin: JSON requests line by line, replies paired by id. */
@@ -40,8 +43,8 @@ int jc_discovery(const jc_opts *o, const char *method);
 /* The prompt, on a terminal. */
 int jc_interactive(const jc_opts *o);
 /* The server's OpenRPC document, or NULL (no rpc.discover, or an error,
- * reported when QUIET is false). */
-json_t *jc_fetch_doc(const jc_opts *o, bool quiet);
+ * reported when QUIET is false); on KEEP as jc_command has it. */
+json_t *jc_fetch_doc(const jc_opts *o, jc_conn *keep, bool quiet);
 
 /* "jrpc: " + the message + "\n" on stderr. */
 void jc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

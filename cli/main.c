@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,16 +32,20 @@ void jc_warn(const char *fmt, ...) {
 
 static void usage(FILE *f) {
   fputs(
-      "usage: jrpc [OPTION]... METHOD [ARG]...\n"
-      "       jrpc [OPTION]... -l | -d METHOD | --batch FILE | --stdin\n"
-      "       jrpc [OPTION]...            (a prompt, on a terminal)\n"
+      "usage: jrpc [OPTION]... [URL] METHOD [ARG]...\n"
+      "       jrpc [OPTION]... [URL] -l | -d METHOD | --batch FILE | --stdin\n"
+      "       jrpc [OPTION]... [URL]      (a prompt, on a terminal)\n"
       "\n"
       "ARG: a JSON value (a word that is not JSON is a string), by position;\n"
       "     or NAME=TEXT (a string) and NAME:=JSON, by name.\n"
       "\n"
       "  -u, --unix PATH       connect to the Unix socket PATH\n"
       "  -t, --tcp HOST:PORT   connect over TCP\n"
-      "  -f, --framing newline|length   (default newline)\n"
+      "  -t, --tcp URL         http://HOST[:PORT][/PATH], or https://\n"
+      "                        (with --cafile): JSON-RPC over HTTP POST\n"
+      "  -e, --endpoint URL    unix:PATH, tcp://HOST:PORT, tls://HOST:PORT\n"
+      "                        (with --cafile), http:// or https://\n"
+      "  -f, --framing newline|length|http   (default newline)\n"
       "  -l, --list            list the methods (rpc.discover)\n"
       "  -d, --describe METHOD show a method's params, result and examples\n"
       "  -n, --notify          send a notification: no id, no reply\n"
@@ -55,26 +60,65 @@ static void usage(FILE *f) {
       "      --color, --no-color   (default: colour on a terminal, unless "
       "NO_COLOR)\n"
       "      --no-check        do not ask rpc.discover to check params\n"
-      "      --cafile FILE     TLS (with -t): the server's certificate must\n"
-      "                        verify against the CAs in FILE\n"
+      "      --cafile FILE     TLS (with -t, or https://): the server's\n"
+      "                        certificate must verify against FILE's CAs\n"
       "      --cert FILE       TLS: our client certificate (PEM)\n"
       "      --key FILE        TLS: its key (default: in --cert's file)\n"
-      "      --token-file FILE a bearer token for HTTP endpoints (else\n"
-      "                        $JRPC_TOKEN); jrpc speaks no HTTP yet\n"
+      "      --token-file FILE a bearer token sent to HTTP endpoints (else\n"
+      "                        $JRPC_TOKEN)\n"
+      "  -H, --header 'NAME: VALUE'  an HTTP header for every request\n"
       "      --timeout MS      give up after MS milliseconds (default "
       "30000)\n"
       "  -h, --help            this help\n"
       "  -V, --version         the version\n"
       "\n"
-      "Endpoint: -u or -t, else $JRPC_SOCKET (a path), else $JRPC_ADDRESS\n"
-      "(HOST:PORT), else " SYSTEM_SOCKET " if it exists, else\n"
-      "$XDG_RUNTIME_DIR/jrpcd.sock, else ${TMPDIR:-/tmp}/jrpcd-UID/jrpcd.sock\n"
+      "Endpoint: a URL before METHOD, -u, -t or -e, else $JRPC_URL, else\n"
+      "$JRPC_SOCKET (a path), else $JRPC_ADDRESS (HOST:PORT or URL), "
+      "else\n" SYSTEM_SOCKET
+      " if it exists, else $XDG_RUNTIME_DIR/jrpcd.sock, else\n"
+      "${TMPDIR:-/tmp}/jrpcd-UID/jrpcd.sock\n"
       "(jrpcd's built-in config). A default socket must be the caller's or\n"
       "root's: another user's is refused.\n"
       "Exit status: 0 result, 1 JSON-RPC error, 2 usage or connection "
-      "error,\n"
-      "3 timeout.\n",
+      "error\n"
+      "(an HTTP status other than 2xx, 401 among them), 3 timeout.\n",
       f);
+}
+
+/* Whether WORD names an endpoint as a URL: unix:PATH, tcp:// or
+ * tls://HOST:PORT, http:// or https://. */
+static bool is_url(const char *word) {
+  return !strncmp(word, "unix:", 5) || !strncasecmp(word, "tcp://", 6) ||
+         !strncasecmp(word, "tls://", 6) || jc_is_http_url(word);
+}
+
+/* WORD as the endpoint: a URL (is_url), else HOST:PORT (-t); NULL: none
+ * yet. -1 with the reason said; WHAT names where it came from. */
+static int set_endpoint(jc_endpoint *ep, const char *word, const char *what) {
+  char err[600] = "";
+  ep->unix_path = ep->tcp = ep->url = ep->path = ep->host = NULL;
+  ep->tls = false;
+  if (!word || !is_url(word)) {
+    ep->tcp = word;
+    return 0;
+  }
+  ep->url = word;
+  if (!strncmp(word, "unix:", 5)) {
+    ep->unix_path = word + 5;
+    if (!*ep->unix_path)
+      snprintf(err, sizeof err, "%s: no socket path after unix:", word);
+  } else if (!jc_is_http_url(word)) {
+    ep->tcp = word + 6;
+    ep->tls = word[1] == 'l' || word[1] == 'L';
+    if (strchr(ep->tcp, '/'))
+      snprintf(err, sizeof err, "%s: a %.3s:// URL has no path", word, word);
+  } else {
+    jc_http_url(word, ep, err, sizeof err);
+  }
+  if (!*err)
+    return 0;
+  jc_warn("%s: %s", what, err);
+  return -1;
 }
 
 /* The default endpoint, when neither -u nor -t was given; -1 when the
@@ -83,16 +127,17 @@ static void usage(FILE *f) {
  * for who made them on every connect (transport.c). */
 static int default_endpoint(jc_endpoint *ep, char *buf, size_t cap) {
   const char *sock = getenv("JRPC_SOCKET"), *addr = getenv("JRPC_ADDRESS");
+  const char *url = getenv("JRPC_URL");
   struct stat st;
   char note[4400], why[4400];
+  if (url && *url)
+    return set_endpoint(ep, url, "JRPC_URL");
   if (sock && *sock) {
     ep->unix_path = sock;
     return 0;
   }
-  if (addr && *addr) {
-    ep->tcp = addr;
-    return 0;
-  }
+  if (addr && *addr)
+    return set_endpoint(ep, addr, "JRPC_ADDRESS");
   ep->default_path = true;
   if (lstat(SYSTEM_SOCKET, &st) == 0) {
     ep->unix_path = SYSTEM_SOCKET;
@@ -137,6 +182,44 @@ enum {
   OPT_TOKEN_FILE,
 };
 
+/* -H "Name: value": appended to *headers as a line of the request head.
+ * The fields jrpc writes itself, or that would change how the request is
+ * framed, are refused, and so is any byte that could end the line. */
+static int add_header(const char *arg, char **headers) {
+  static const char *const own[] = {"host",         "content-length",
+                                    "content-type", "transfer-encoding",
+                                    "connection",   "expect"};
+  size_t name = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                            "WXYZ0123456789!#$%&'*+-.^_`|~");
+  const char *v = arg + name;
+  if (name == 0 || *v != ':') {
+    /* Only the name's part: the rest may be a secret mistyped. */
+    jc_warn("-H %.*s...: not a header (Name: value)", (int)name, arg);
+    return -1;
+  }
+  for (v++; *v == ' ' || *v == '\t'; v++)
+    ;
+  for (const char *p = v; *p; p++)
+    if ((unsigned char)*p < 0x20 && *p != '\t') {
+      jc_warn("-H %.*s: the value has a control character", (int)name, arg);
+      return -1;
+    }
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (strlen(own[i]) == name && !strncasecmp(arg, own[i], name)) {
+      jc_warn("-H %.*s: jrpc writes that header itself", (int)name, arg);
+      return -1;
+    }
+  size_t had = *headers ? strlen(*headers) : 0;
+  char *more = realloc(*headers, had + name + strlen(v) + 5);
+  if (!more) {
+    jc_warn("-H: out of memory");
+    return -1;
+  }
+  sprintf(more + had, "%.*s: %s\r\n", (int)name, arg, v);
+  *headers = more;
+  return 0;
+}
+
 /* A bearer token as RFC 6750 has it (token68), as jrpcd takes it. */
 static bool token_ok(const char *t) {
   size_t n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -173,6 +256,7 @@ int main(int argc, char **argv) {
   static const struct option longs[] = {
       {"unix", required_argument, NULL, 'u'},
       {"tcp", required_argument, NULL, 't'},
+      {"endpoint", required_argument, NULL, 'e'},
       {"framing", required_argument, NULL, 'f'},
       {"list", no_argument, NULL, 'l'},
       {"describe", required_argument, NULL, 'd'},
@@ -190,6 +274,7 @@ int main(int argc, char **argv) {
       {"cert", required_argument, NULL, OPT_CERT},
       {"key", required_argument, NULL, OPT_KEY},
       {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+      {"header", required_argument, NULL, 'H'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -201,25 +286,34 @@ int main(int argc, char **argv) {
   int color = -1, c, modes = 0;
   char sockbuf[4200];
   char token[600];
-  const char *token_file = NULL;
-  /* '+': options end at METHOD, so "-1" after it is an argument. */
-  while ((c = getopt_long(argc, argv, "+u:t:f:ld:nhV", longs, NULL)) != -1) {
+  const char *token_file = NULL, *url_arg = NULL, *framing = NULL;
+  /* -H's lines, kept (and reachable) for the program's life. */
+  static char *headers;
+  /* '+': options end at METHOD, so "-1" after it is an argument. A URL
+   * before METHOD is the endpoint, and options may follow it. */
+options:
+  while ((c = getopt_long(argc, argv, "+u:t:e:f:H:ld:nhV", longs, NULL)) !=
+         -1) {
     switch (c) {
     case 'u':
+      set_endpoint(&o.ep, NULL, "-u");
       o.ep.unix_path = optarg;
-      o.ep.tcp = NULL;
       break;
     case 't':
-      o.ep.tcp = optarg;
-      o.ep.unix_path = NULL;
+    case 'e':
+      if (set_endpoint(&o.ep, optarg, c == 't' ? "-t" : "-e") < 0)
+        return JC_EXIT_USAGE;
       break;
     case 'f':
+      framing = optarg;
       if (!strcmp(optarg, "newline")) {
         o.ep.framing = JC_NEWLINE;
       } else if (!strcmp(optarg, "length")) {
         o.ep.framing = JC_LENGTH;
+      } else if (!strcmp(optarg, "http")) {
+        o.ep.framing = JC_HTTP;
       } else {
-        jc_warn("-f: \"%s\" is not newline or length", optarg);
+        jc_warn("-f: \"%s\" is not newline, length or http", optarg);
         return JC_EXIT_USAGE;
       }
       break;
@@ -271,6 +365,11 @@ int main(int argc, char **argv) {
     case OPT_KEY:
       o.ep.key = optarg;
       break;
+    case 'H':
+      if (add_header(optarg, &headers) < 0)
+        return JC_EXIT_USAGE;
+      o.ep.headers = headers;
+      break;
     case OPT_TOKEN_FILE:
       token_file = optarg;
       break;
@@ -285,6 +384,16 @@ int main(int argc, char **argv) {
       return JC_EXIT_USAGE;
     }
   }
+  if (!url_arg && optind < argc && is_url(argv[optind])) {
+    url_arg = argv[optind++];
+    goto options;
+  }
+  if (url_arg && (o.ep.unix_path || o.ep.tcp)) {
+    jc_warn("%s: an endpoint is given by -u, -t or -e already", url_arg);
+    return JC_EXIT_USAGE;
+  }
+  if (url_arg && set_endpoint(&o.ep, url_arg, "URL") < 0)
+    return JC_EXIT_USAGE;
   int nargs = argc - optind;
   if (modes > 1 || (modes && nargs)) {
     jc_warn("-l, -d, --batch, --stdin and a METHOD exclude each other");
@@ -293,14 +402,43 @@ int main(int argc, char **argv) {
   if (!o.ep.unix_path && !o.ep.tcp &&
       default_endpoint(&o.ep, sockbuf, sizeof sockbuf) != 0)
     return JC_EXIT_USAGE;
+  bool http_url = o.ep.url && jc_is_http_url(o.ep.url);
+  if (http_url && framing && strcmp(framing, "http")) {
+    jc_warn("-f %s: %s is an HTTP endpoint", framing, o.ep.url);
+    return JC_EXIT_USAGE;
+  }
+  if (http_url)
+    o.ep.framing = JC_HTTP;
+  if (o.ep.framing == JC_HTTP && !http_url) { /* -f http */
+    o.ep.path = "/";
+    o.ep.host = o.ep.tcp ? o.ep.tcp : "localhost";
+  }
+  if (headers && o.ep.framing != JC_HTTP) {
+    jc_warn("-H: headers are for HTTP endpoints (http://, https:// or "
+            "-f http)");
+    return JC_EXIT_USAGE;
+  }
   if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
     jc_warn("--cert and --key are for TLS, which --cafile turns on");
     return JC_EXIT_USAGE;
   }
   if (o.ep.cafile && !o.ep.tcp) {
-    jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT)");
+    jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT or an "
+            "https:// URL)");
     return JC_EXIT_USAGE;
   }
+  if (o.ep.url && o.ep.tls && !o.ep.cafile) {
+    jc_warn("%s: TLS needs --cafile FILE, the CA that signed the server's "
+            "certificate (jrpc does not read the system's trust store yet)",
+            o.ep.url);
+    return JC_EXIT_USAGE;
+  }
+  if (o.ep.url && o.ep.tcp && !o.ep.tls && o.ep.cafile) {
+    jc_warn("--cafile: %s is plain (https:// and tls:// are over TLS)",
+            o.ep.url);
+    return JC_EXIT_USAGE;
+  }
+  o.ep.tls = o.ep.cafile != NULL;
   if (token_file && read_token(token_file, token, sizeof(token)) < 0)
     return JC_EXIT_USAGE;
   o.ep.token = token_file ? token : getenv("JRPC_TOKEN");
@@ -312,9 +450,17 @@ int main(int argc, char **argv) {
             token_file ? "--token-file" : "JRPC_TOKEN");
     return JC_EXIT_USAGE;
   }
-  /* Every endpoint jrpc reaches today is newline or length framed: the
-   * token is for HTTP ones (issue 25). Said when it was asked for. */
-  if (token_file)
+  for (const char *l = headers; o.ep.token && l; l = strstr(l, "\r\n")) {
+    l += l != headers ? 2 : 0;
+    if (!strncasecmp(l, "authorization:", 14)) {
+      jc_warn("-H Authorization: and a bearer token (--token-file or "
+              "JRPC_TOKEN) both fill that header; give one of them");
+      return JC_EXIT_USAGE;
+    }
+  }
+  /* Newline and length framing have no place for a token: said when it
+   * was asked for. */
+  if (token_file && o.ep.framing != JC_HTTP)
     jc_warn("--token-file: the token goes to HTTP endpoints only, and this "
             "one is %s framed: not sent",
             o.ep.framing == JC_LENGTH ? "length" : "newline");
@@ -333,7 +479,7 @@ int main(int argc, char **argv) {
   } else if (passthrough) {
     rc = jc_passthrough(&o);
   } else if (nargs > 0) {
-    rc = jc_command(&o, NULL, nargs, argv + optind);
+    rc = jc_command(&o, NULL, NULL, nargs, argv + optind);
   } else if (isatty(STDIN_FILENO)) {
     rc = jc_interactive(&o);
   } else {

@@ -123,6 +123,9 @@ static int take_reply(session *s) {
   char *raw;
   size_t i;
   int st = jc_recv_json(&s->c, &resp, &raw);
+  /* HTTP: a request of notifications only is answered 204, no reply. */
+  if (st == JC_EOF && s->c.ep->framing == JC_HTTP && s->c.fd >= 0)
+    return JC_OK;
   if (st != JC_OK)
     return st;
   printf("%s\n", raw);
@@ -137,18 +140,24 @@ static int take_reply(session *s) {
   return JC_OK;
 }
 
-/* Until the server closes (after stdin's end) or something fails. */
+/* Until the server closes (after stdin's end; over HTTP, once every
+ * request is answered) or something fails. */
 static int pump(session *s) {
-  bool eof = false;
+  bool eof = false, http = s->c.ep->framing == JC_HTTP;
   for (;;) {
+    if (http && eof && s->c.pending == 0)
+      return JC_EOF;
     if (jc_buffered_frame(&s->c)) {
       int st = take_reply(s);
       if (st != JC_OK)
         return st;
       continue;
     }
-    struct pollfd p[2] = {{.fd = s->c.fd, .events = POLLIN},
-                          {.fd = STDIN_FILENO, .events = POLLIN}};
+    /* An HTTP connection that owes nothing may be closed by the server
+     * while idle: not watched then (jc_send connects again). */
+    struct pollfd p[2] = {
+        {.fd = http && !s->c.pending ? -1 : s->c.fd, .events = POLLIN},
+        {.fd = STDIN_FILENO, .events = POLLIN}};
     /* Waiting on stdin alone has no deadline: a person may be typing. */
     bool owed = json_array_size(s->expect) > 0 || eof;
     int ms = owed ? jc_remaining_ms(&s->c) : -1;

@@ -18,16 +18,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A reply larger than this is refused rather than buffered. */
-#define JC_MAX_FRAME (256u << 20)
-
 const char *jc_endpoint_desc(const jc_endpoint *ep) {
   static char desc[600];
-  if (ep->unix_path)
+  if (ep->url)
+    snprintf(desc, sizeof desc, "%s", ep->url);
+  else if (ep->unix_path)
     snprintf(desc, sizeof desc, "unix:%s", ep->unix_path);
   else
     snprintf(desc, sizeof desc, "tcp:%s", ep->tcp);
   return desc;
+}
+
+const char *jc_no_reply(const jc_conn *c) {
+  return c->ep->framing == JC_HTTP
+             ? "the server answered without a reply (HTTP 204 No Content)"
+             : "the server closed the connection without replying";
 }
 
 int jc_exit_for(int status) {
@@ -170,7 +175,7 @@ static int connect_tcp(jc_conn *c) {
       break;
   }
   freeaddrinfo(res);
-  if (st == JC_OK && c->ep->cafile)
+  if (st == JC_OK && c->ep->tls)
     st = jc_tls_start(c, host);
   free(copy);
   return st;
@@ -200,7 +205,26 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
   return ep->unix_path ? connect_unix(c) : connect_tcp(c);
 }
 
-static int write_all(jc_conn *c, const char *p, size_t n) {
+/* The socket closed and what was read from it dropped; the buffer is
+ * kept for another connection. */
+static void disconnect(jc_conn *c) {
+  if (c->ssl)
+    jc_tls_free(c);
+  if (c->fd >= 0)
+    close(c->fd);
+  c->fd = -1;
+  c->len = c->consumed = 0;
+  c->resp.kind = 0;
+  c->pending = 0;
+  c->used = c->closing = false;
+}
+
+int jc_reconnect(jc_conn *c) {
+  disconnect(c);
+  return c->ep->unix_path ? connect_unix(c) : connect_tcp(c);
+}
+
+int jc_write_all(jc_conn *c, const char *p, size_t n) {
   if (c->ssl)
     return jc_tls_write_all(c, p, n);
   while (n > 0) {
@@ -232,29 +256,44 @@ int jc_send(jc_conn *c, const char *data, size_t n) {
     }
     unsigned char pre[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
                             (unsigned char)(n >> 8), (unsigned char)n};
-    int st = write_all(c, (const char *)pre, 4);
-    return st != JC_OK ? st : write_all(c, data, n);
+    int st = jc_write_all(c, (const char *)pre, 4);
+    return st != JC_OK ? st : jc_write_all(c, data, n);
   }
+  if (c->ep->framing == JC_HTTP)
+    return jc_http_send(c, data, n);
   if (memchr(data, '\n', n)) {
     jc_warn("a request with a raw newline cannot go over newline framing");
     return JC_ERR;
   }
-  int st = write_all(c, data, n);
-  return st != JC_OK ? st : write_all(c, "\n", 1);
+  int st = jc_write_all(c, data, n);
+  return st != JC_OK ? st : jc_write_all(c, "\n", 1);
 }
 
 void jc_send_done(jc_conn *c) {
+  /* HTTP: each request has its own response; the connection stays. */
+  if (c->ep->framing == JC_HTTP)
+    return;
   if (c->ssl)
     jc_tls_shutdown(c);
   else
     shutdown(c->fd, SHUT_WR);
 }
 
-/* The length of a complete frame at the start of buf (prefix or newline
- * included) in *total and of its payload in *n; 0 if incomplete. */
-static int complete_frame(jc_conn *c, size_t *skip, size_t *n, size_t *total) {
+/* The length of a complete frame at the start of buf (prefix, newline or
+ * HTTP head included) in *total and of its payload in *n: 1, or 2 for an
+ * HTTP response without a reply (204); 0 if incomplete, -1 on an error
+ * said. AT_EOF: the server has closed the connection. */
+static int complete_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
+                          size_t *total) {
   if (c->len == 0)
     return 0;
+  if (c->ep->framing == JC_HTTP) {
+    int kind = jc_http_frame(c, at_eof);
+    *skip = c->resp.body;
+    *n = c->resp.len;
+    *total = c->resp.total;
+    return kind;
+  }
   if (c->ep->framing == JC_LENGTH) {
     if (c->len < 4)
       return 0;
@@ -303,20 +342,42 @@ bool jc_buffered_frame(jc_conn *c) {
   size_t skip, n, total;
   compact(c);
   /* Decrypted bytes the TLS session holds do not show on the socket. */
-  return complete_frame(c, &skip, &n, &total) != 0 || jc_tls_pending(c);
+  return complete_frame(c, false, &skip, &n, &total) != 0 || jc_tls_pending(c);
+}
+
+/* The server closed with nothing buffered: the end of the replies, but
+ * over HTTP an error while a request is unanswered. */
+static int closed(jc_conn *c) {
+  if (c->ep->framing != JC_HTTP || c->pending == 0)
+    return JC_EOF;
+  jc_warn("%s: the server closed the connection without replying",
+          jc_endpoint_desc(c->ep));
+  return JC_ERR;
 }
 
 int jc_recv(jc_conn *c, const char **frame, size_t *n) {
+  bool at_eof = false;
   compact(c);
   for (;;) {
     size_t skip, total;
-    int have = complete_frame(c, &skip, n, &total);
+    int have = complete_frame(c, at_eof, &skip, n, &total);
     if (have < 0)
       return JC_ERR;
     if (have) {
       *frame = c->buf + skip;
       c->consumed = total;
-      return JC_OK;
+      if (c->ep->framing == JC_HTTP) {
+        c->resp.kind = 0;
+        c->pending--;
+        c->used = true;
+      }
+      return have == 2 ? JC_EOF : JC_OK;
+    }
+    if (at_eof) {
+      jc_warn("%s: the connection closed in the middle of a reply (%zu "
+              "bytes of it received)",
+              jc_endpoint_desc(c->ep), c->len);
+      return JC_ERR;
     }
     if (c->cap - c->len < 65536) {
       size_t cap = c->cap ? c->cap * 2 : 65536;
@@ -338,11 +399,9 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
     }
     if (r == 0) {
       if (c->len == 0)
-        return JC_EOF;
-      jc_warn("%s: the connection closed in the middle of a reply (%zu "
-              "bytes of it received)",
-              jc_endpoint_desc(c->ep), c->len);
-      return JC_ERR;
+        return closed(c);
+      at_eof = true; /* HTTP: it may end a body without a length */
+      continue;
     }
     if (errno == EINTR)
       continue;
@@ -358,12 +417,8 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
 }
 
 void jc_close(jc_conn *c) {
-  if (c->ssl)
-    jc_tls_free(c);
-  if (c->fd >= 0)
-    close(c->fd);
-  c->fd = -1;
+  disconnect(c);
   free(c->buf);
   c->buf = NULL;
-  c->len = c->cap = c->consumed = 0;
+  c->cap = 0;
 }

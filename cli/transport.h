@@ -1,5 +1,6 @@
 /* transport.h - one connection to a JSON-RPC server: a Unix or TCP socket,
- * newline or length framing, and one deadline for the whole exchange. */
+ * newline, length or HTTP framing, and one deadline for the whole
+ * exchange. */
 #ifndef JRPC_CLI_TRANSPORT_H
 #define JRPC_CLI_TRANSPORT_H
 
@@ -7,21 +8,33 @@
 #include <stddef.h>
 #include <time.h>
 
-typedef enum { JC_NEWLINE, JC_LENGTH } jc_framing;
+typedef enum { JC_NEWLINE, JC_LENGTH, JC_HTTP } jc_framing;
+
+/* A reply larger than this is refused rather than buffered. */
+#define JC_MAX_FRAME (256u << 20)
 
 typedef struct {
   const char *unix_path; /* exactly one of unix_path and tcp is set */
   const char *tcp;       /* "HOST:PORT" or "[V6]:PORT" */
+  /* The http:// or https:// URL the endpoint came from, for messages;
+   * NULL when it was given as -u or -t. */
+  const char *url;
   /* unix_path is a default, not the user's choice: who made the socket
    * file is checked before connecting (common/default_socket.h). */
   bool default_path;
   jc_framing framing;
   int timeout_ms; /* for everything from connecting to the last reply */
-  /* TLS (tcp only), on when cafile is set: the server's certificate must
-   * verify against cafile; cert and key (key defaults to cert) are ours. */
+  /* TLS (tcp only; -t with --cafile, or https://): the server's
+   * certificate must verify against cafile; cert and key (key defaults to
+   * cert) are ours. */
+  bool tls;
   const char *cafile, *cert, *key;
-  /* A bearer token (--token-file, $JRPC_TOKEN) for HTTP endpoints, which
-   * jrpc cannot reach yet: checked, kept here, sent by none. NULL: none. */
+  /* HTTP framing: the request target ("/" unless the URL has a path), the
+   * Host header's value, and more header lines (-H, each ending in CRLF;
+   * NULL: none). */
+  const char *path, *host, *headers;
+  /* A bearer token (--token-file, $JRPC_TOKEN), sent on every HTTP request
+   * as Authorization: Bearer; other framings carry none. NULL: none. */
   const char *token;
 } jc_endpoint;
 
@@ -33,6 +46,16 @@ typedef struct {
   size_t len, cap;
   size_t consumed;    /* bytes of buf handed out by the last jc_recv */
   struct ssl_st *ssl; /* the TLS session (tls.c), or NULL */
+  /* HTTP (http.c): the response at the start of buf once read whole
+   * (kind 0: not yet), the requests not answered yet, whether one was
+   * answered on this connection, and whether the server will close it
+   * (Connection: close) so that the next request needs a new one. */
+  struct {
+    int kind;
+    size_t body, len, total;
+  } resp;
+  unsigned pending;
+  bool used, closing;
 } jc_conn;
 
 /* Results of the calls below; errors have been reported on stderr. */
@@ -43,7 +66,7 @@ enum {
   JC_TIMEOUT = -2, /* the deadline passed */
 };
 
-/* "unix:PATH" or "tcp:HOST:PORT", for messages. */
+/* "unix:PATH", "tcp:HOST:PORT" or the URL, for messages. */
 const char *jc_endpoint_desc(const jc_endpoint *ep);
 int jc_connect(jc_conn *c, const jc_endpoint *ep);
 /* Sends one frame (the framing's prefix or newline is added here). */
@@ -59,11 +82,35 @@ int jc_remaining_ms(const jc_conn *c);
 /* Whether a whole frame (or a framing error) waits in the buffer, so
  * that jc_recv returns without reading. */
 bool jc_buffered_frame(jc_conn *c);
+/* What a JC_EOF from jc_recv means, where a reply was due: the server
+ * closed the connection, or (HTTP) answered 204 No Content. */
+const char *jc_no_reply(const jc_conn *c);
 /* The exit status for a JC_ERR or JC_TIMEOUT result. */
 int jc_exit_for(int status);
 /* Waits for EVENTS on the socket until the deadline (JC_OK, JC_ERR or
  * JC_TIMEOUT, said on stderr). */
 int jc_wait(jc_conn *c, short events, const char *doing);
+/* Writes all N bytes (through TLS when on), within the deadline. */
+int jc_write_all(jc_conn *c, const char *p, size_t n);
+/* Closes the socket and connects again to the same endpoint, within what
+ * is left of the deadline; nothing may be buffered. */
+int jc_reconnect(jc_conn *c);
+
+/* http.c: HTTP/1.1 framing. jc_http_send POSTs one request (connecting
+ * again first when the server closed or will close the connection);
+ * jc_http_frame reads the response at the start of c->buf: 1 a body (at
+ * c->resp.body, c->resp.len bytes), 2 a response without one (204), 0 not
+ * whole yet, -1 an error said on stderr (a status other than 2xx among
+ * them: 401 explained in terms of the token). AT_EOF: the server closed,
+ * which ends a body that has no length. */
+int jc_http_send(jc_conn *c, const char *body, size_t n);
+int jc_http_frame(jc_conn *c, bool at_eof);
+/* An http:// or https:// URL into EP (tcp, tls, path, host, framing):
+ * 0, or -1 with the reason in err. The strings are allocated and live
+ * as long as the program. */
+int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen);
+/* Whether WORD starts like a URL jc_http_url takes. */
+bool jc_is_http_url(const char *word);
 
 /* tls.c: the client side of TLS on c's connected socket. */
 int jc_tls_start(jc_conn *c, const char *host);

@@ -15,47 +15,12 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
 source "$here/../../tests/cli/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
+source "$here/jrpc_lib.sh"
 
 (($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT BUILD_DIR"
 cli_args "$1" "$2" "$3" "$4"
 BUILD=$(realpath -e -- "$5") || die "build dir not found: $5"
-
-# run NAME ARGS...: the installed jrpc, stdout in $T/NAME.out, stderr in
-# $T/NAME.err, the exit status in RC; stdin from /dev/null unless given.
-run() {
-  local name=$1
-  shift
-  RC=0
-  timeout -k 5 30 "$JRPC" "$@" >"$T/$name.out" 2>"$T/$name.err" || RC=$?
-  ((RC != 124 && RC != 137)) || fail "$name: jrpc $* did not exit within 30s"
-  check_sanitizer "$T/$name.err" "$name: jrpc" || true
-}
-
-# expect NAME RC STDOUT [STDERR-SUBSTRING]: exact stdout (a "" STDOUT
-# means empty), the exit status, and a part of stderr (else empty).
-expect() {
-  local name=$1 rc=$2 out=$3 err=${4:-}
-  local ok=1
-  if ((RC != rc)); then
-    fail "$name: exit status $RC, expected $rc"
-    ok=0
-  fi
-  if [[ "$(cat "$T/$name.out")" != "$out" ]]; then
-    fail "$name: stdout differs"
-    printf '  expected:\n%s\n  got:\n%s\n' "$out" "$(cat "$T/$name.out")" >&2
-    ok=0
-  fi
-  if [[ -z $err ]]; then
-    expect_empty "$name" err || ok=0
-  else
-    expect_in "$name" err "$err" || ok=0
-  fi
-  if ((ok)); then
-    pass "$name"
-  else
-    show "$T/$name.err"
-  fi
-}
 
 install_layout() {
   timeout 120 cmake --install "$BUILD" --prefix "$T/root" >"$T/install.log" 2>&1 ||
@@ -72,30 +37,13 @@ install_layout() {
   need_file "$JRPC" "the installed jrpc"
 }
 
-# jrpcd on a Unix socket and two free TCP ports; a port taken between
-# free_port and the bind (other tests run alongside) means new ports.
-start_jrpcd() {
-  local attempt i
-  for attempt in 1 2 3 4 5; do
-    TCP=$(free_port)
-    TCPLEN=$TCP
-    while [[ $TCPLEN == "$TCP" ]]; do TCPLEN=$(free_port); done
-    write_jrpcd_conf
-    "$JRPCD" -c "$T/jrpcd.conf" >"$T/jrpcd.out" 2>"$T/jrpcd.err" &
-    JPID=$!
-    DAEMON_PIDS+=("$JPID")
-    for ((i = 0; i < START_LIMIT_S * 20; i++)); do
-      alive "$JPID" || break
-      [[ -S $T/jrpcd.sock ]] && unix_connects "$T/jrpcd.sock" && return 0
-      sleep 0.05
-    done
-    wait "$JPID" 2>/dev/null || true
-    forget_pid "$JPID"
-    grep -q "bind: Address already in use" "$T/jrpcd.err" || break
-    echo "note: attempt $attempt: a port was taken; trying others"
-  done
-  show "$T/jrpcd.err"
-  die "jrpcd did not serve $T/jrpcd.sock"
+# Two free TCP ports and the config that listens on them and on a Unix
+# socket (start_jrpcd, jrpc_lib.sh, runs it again for each attempt).
+ports_and_conf() {
+  TCP=$(free_port)
+  TCPLEN=$TCP
+  while [[ $TCPLEN == "$TCP" ]]; do TCPLEN=$(free_port); done
+  write_jrpcd_conf
 }
 
 write_jrpcd_conf() {
@@ -185,7 +133,7 @@ test_endpoints() {
     expect xdg 0 6
   fi
   run bad_framing -f lines math.add 1 2
-  expect bad_framing 2 "" '-f: "lines" is not newline or length'
+  expect bad_framing 2 "" '-f: "lines" is not newline, length or http'
   run bad_tcp -t nocolon math.add 1 2
   expect bad_tcp 2 "" '"nocolon" is not HOST:PORT'
   run dead -u "$T/nothing.sock" math.add 1 2
@@ -513,7 +461,7 @@ main() {
   need_cmd socat
   setup_tmp
   install_layout
-  start_jrpcd
+  start_jrpcd ports_and_conf
   test_calls
   test_endpoints
   test_notify_batch_stdin
