@@ -51,6 +51,8 @@ path = math.so
 path = echo.so
 CONF
   start_daemon daemon "$T/jrpcd.conf" "$T/jrpcd.sock"
+  # The block's jrpc example runs the jrpc built beside these handlers.
+  PATH="$(dirname "$HANDLERS")/cli:$PATH"
   if grep -q "tcp:127.0.0.1:$PORT: bind: Address already in use" "$T/daemon.err"; then
     echo "SKIP: 127.0.0.1:$PORT was taken while jrpcd started"
     exit "$SKIP"
