@@ -61,11 +61,18 @@ typedef struct jrpcd_acceptor {
 typedef struct jrpcd_conn {
   jrpcd_handle_t h;
   struct jrpcd_worker *w;
+  /* How its bytes move (transport.h), chosen at accept, and what the
+   * transport tells it. */
+  const struct jrpcd_transport *tr;
+  const struct jrpcd_conn_events *ev;
+  uv_alloc_cb alloc_cb; /* uv_read_start's, chosen at accept */
+  uv_read_cb read_cb;
   struct jrpcd_conn *prev, *next;
   const jrpcd_listener_t *l;
   jrpc__stream_t st;
   uv_write_t wreq;
-  size_t wbytes;        /* bytes of st.out in the uv_write in flight */
+  size_t wbytes;        /* bytes in the uv_write in flight */
+  char *wcopy;          /* ... when they are a copy of its own (conn_write.c) */
   uint64_t last_active; /* uv_now of the last read or write progress */
   uint64_t frame_start; /* uv_now of the first byte of an incomplete frame
                            being read, or 0 */
@@ -78,13 +85,12 @@ typedef struct jrpcd_conn {
   uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
   uint8_t closed;       /* uv_close called */
   uint8_t peer_counted; /* counted in max_connections_per_peer (pkey) */
+  uint8_t wfrom_out;    /* the write in flight is st.out's bytes */
   /* Where its requests are looked up: the generation's registry, or a
    * view of it for its listener's methods and the [access] rules. */
   const jrpc__registry_t *reg;
-  uint8_t sniff; /* plain TCP, nothing read yet: a TLS client is
-                    told apart (conn.c) */
   jrpcd_peerkey_t pkey;
-  struct jrpcd_conn_tls *tls; /* on a TLS listener (conn_tls.h), or NULL */
+  struct jrpcd_conn_tls *tls; /* the TLS transport's state, or NULL */
   /* tokens_file: the SHA-256 of the bearer token its first request
    * brought (conn_auth.c), which every later one must bring too. */
   uint8_t token_set;
