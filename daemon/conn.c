@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "server.h"
@@ -126,7 +125,7 @@ static void update_flow(jrpcd_conn_t *c) {
   uint64_t high = conf->output_high_water;
   if (c->st.held && !c->w->deadline_passed &&
       c->st.sink.calls <= conf->max_pending_calls / 2 &&
-      (!c->st.http || c->st.sink.waiting.next == &c->st.sink.waiting) &&
+      (!c->st.fx->in_order || c->st.sink.waiting.next == &c->st.sink.waiting) &&
       jrpc__out_pending(&c->st.out) <= high / 2) {
     feed(c, 0, c->eof); /* comes back here */
     return;
@@ -219,10 +218,7 @@ feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
 }
 
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
-  if (c->st.http)
-    feed_by(c, n, eof, jrpc__http_feed);
-  else
-    feed_by(c, n, eof, jrpc__stream_feed);
+  feed_by(c, n, eof, c->st.fx->feed);
 }
 
 static void conn_input(jrpcd_conn_t *c, size_t n, int eof) {
@@ -312,8 +308,15 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   read_by(s, nread, jrpc__stream_feed);
 }
 
-static void on_read_http(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  read_by(s, nread, jrpc__http_feed);
+/* Any other framing's: through its row. */
+static void on_read_framed(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  jrpcd_conn_t *c = s->data;
+  read_by(s, nread, c->st.fx->feed);
+}
+
+/* After the first read of a plain TCP connection, or from the first. */
+static uv_read_cb plain_reader(const jrpcd_conn_t *c) {
+  return c->st.fx->feed == jrpc__stream_feed ? on_read : on_read_framed;
 }
 
 /* The first read of a plain TCP connection: looked at once, then reads go
@@ -325,12 +328,9 @@ static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (nread > 0 && tls_client_on_plain(c, buf->base, (size_t)nread))
     return;
   stop_reading(c);
-  c->read_cb = c->st.http ? on_read_http : on_read;
-  start_reading(c); /* on_read (or on_read_http) from now on */
-  if (c->st.http)
-    on_read_http(s, nread, buf);
-  else
-    on_read(s, nread, buf);
+  c->read_cb = plain_reader(c);
+  start_reading(c); /* on_read (or on_read_framed) from now on */
+  c->read_cb(s, nread, buf);
 }
 
 /* The read callbacks, once: the transport's own, else reads straight into
@@ -342,9 +342,7 @@ static void choose_reader(jrpcd_conn_t *c) {
     return;
   }
   c->alloc_cb = on_alloc;
-  c->read_cb = !c->l->is_unix ? on_first_read
-               : c->st.http   ? on_read_http
-                              : on_read;
+  c->read_cb = c->l->is_unix ? plain_reader(c) : on_first_read;
 }
 
 static const jrpcd_conn_events_t events = {
@@ -382,10 +380,6 @@ static void conn_start(jrpcd_conn_t *c) {
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
-  if (l->framing >= JRPC_FRAMING_HTTP)
-    jrpc__http_init(&c->http, &c->st, w->srv->conf.max_header_bytes,
-                    l->http_routes, &jrpcd_http_host, c);
-  jrpcd_conn_auth_update(c); /* tokens_file: a token on every request */
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   /* st.frame_budget is set by each read (read_by). */
   peer_of(c);
@@ -395,6 +389,20 @@ static void conn_start(jrpcd_conn_t *c) {
   list_push(&w->conns, c);
   w->nconns++;
   atomic_fetch_add(&w->load, 1);
+  /* The framing's own state (the header framings': the host is the
+   * connection), then whether its requests must bring a token. */
+  jrpc__framing_conf_t fc = {.max_head = w->srv->conf.max_header_bytes,
+                             .routes = l->http_routes,
+                             .host = &jrpcd_http_host,
+                             .host_arg = c};
+  if (c->st.fx->init && c->st.fx->init(&c->st, &fc) != 0) {
+    jrpcd_error("connection %llu on %s: out of memory for its %s framing; "
+                "closing it",
+                (unsigned long long)c->id, l->desc, c->st.fx->name);
+    jrpcd_conn_close(c, NULL);
+    return;
+  }
+  jrpcd_conn_auth_update(c); /* tokens_file: a token on every request */
   /* Every peer is judged by what the socket says before a byte is read,
    * a TLS one before its handshake starts; what a client certificate
    * decides comes after it (jrpcd_conn_admit_verified, conn_tls.c).
@@ -542,8 +550,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
   /* uv_close closes the fd now, so no write in flight touches the output
    * after this; its callback comes back cancelled and sees `closed`. */
   uv_close(&c->h.h, on_closed);
-  if (c->st.http)
-    jrpc__http_free(&c->http);
+  if (c->st.fx->free)
+    c->st.fx->free(&c->st);
   jrpc__stream_free(&c->st);
   list_drop(c);
   c->w->nconns--;
@@ -578,11 +586,7 @@ static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
   stop_reading(c);
   c->finishing = 1;
   c->frame_start = 0;
-  if (c->st.http)
-    jrpc__http_timeout(&c->st, (uint32_t)frame_ms, got);
-  else
-    jrpc__dispatch_frame_timeout(&c->w->engine, c->l->framing, &c->st.out,
-                                 (uint32_t)frame_ms, got);
+  c->st.fx->timeout(&c->st, (uint32_t)frame_ms, got);
   jrpcd_conn_flush(c);
 }
 

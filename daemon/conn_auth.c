@@ -15,6 +15,7 @@
  * most once a second per worker, and never with the token. */
 #include <string.h>
 
+#include "http.h"
 #include "log.h"
 #include "server.h"
 
@@ -24,7 +25,7 @@ static const jrpcd_tokens_t *tokens_of(const jrpcd_conn_t *c) {
 
 void jrpcd_conn_auth_update(jrpcd_conn_t *c) {
   if (c->st.http)
-    jrpc__http_set_auth(&c->http,
+    jrpc__http_set_auth(c->st.http,
                         c->l->framing == JRPC_FRAMING_HTTP && tokens_of(c));
 }
 

@@ -10,7 +10,6 @@
 #include <uv.h>
 
 #include "dispatch.h"
-#include "http.h"
 #include "listener.h"
 #include "plugins.h"
 #include "slowcalls.h"
@@ -95,7 +94,6 @@ typedef struct jrpcd_conn {
    * brought (conn_auth.c), which every later one must bring too. */
   uint8_t token_set;
   uint8_t token_digest[JRPCD_TOKEN_DIGEST];
-  jrpc__http_t http; /* framing = http or content-length: st.http is this */
 } jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */
