@@ -8,6 +8,8 @@
  * decisions become a view of the generation's registry that the
  * connection's requests are looked up in, so a call pays nothing for them;
  * connections with the same decisions share one view. */
+#include "admit.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "conn_auth.h"
 #include "log.h"
 #include "server.h"
 #include "transport.h"

@@ -3,6 +3,8 @@
  * (uv_try_write first, uv_write for the rest). Output above the high-water
  * mark pauses reading until the client catches up, so a client that does
  * not read cannot make jrpcd hold more than about that much for it. */
+#include "conn.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "admit.h"
+#include "conn_auth.h"
 #include "log.h"
 #include "metrics.h"
 #include "server.h"

@@ -13,8 +13,11 @@
  *
  * A refusal is counted (rpc.stats' and /metrics' unauthorized), logged at
  * most once a second per worker, and never with the token. */
+#include "conn_auth.h"
+
 #include <string.h>
 
+#include "admit.h"
 #include "http.h"
 #include "log.h"
 #include "server.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "conn_auth.h"
 #include "introspect.h"
 #include "rpcstats.h"
 #include "server.h"

@@ -1,0 +1,18 @@
+/* conn_auth.h - bearer tokens on HTTP connections (conn_auth.c). */
+#ifndef JRPCD_CONN_AUTH_H
+#define JRPCD_CONN_AUTH_H
+
+#include <stddef.h>
+
+#include "conn.h"
+
+/* conn_auth.c: jrpcd_http_host's authorize (http.h), for listeners with a
+ * tokens_file; and whether c's requests must bring a token, set at accept
+ * and at each reload. */
+int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
+                         size_t n, const char **why);
+void jrpcd_conn_auth_update(jrpcd_conn_t *c);
+/* The name of the token c's requests bring, or NULL. */
+const char *jrpcd_conn_token(const jrpcd_conn_t *c);
+
+#endif
