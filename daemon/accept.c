@@ -12,6 +12,8 @@
  * listener, which ends libuv's retry loop, keeps serving the connections
  * it has, and listens again from a timer, backing off from 10 to 100 ms
  * while the error persists. The log says so at most once a second. */
+#include "accept.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -8,6 +8,8 @@
  * decisions become a view of the generation's registry that the
  * connection's requests are looked up in, so a call pays nothing for them;
  * connections with the same decisions share one view. */
+#include "admit.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -15,9 +17,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "conn_tls.h"
+#include "conn_auth.h"
 #include "log.h"
 #include "server.h"
+#include "transport.h"
 
 /* The most distinct views one generation keeps (each is a copy of the
  * method table): past it, connections are refused rather than let
@@ -113,8 +116,8 @@ static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
   if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
     return -1;
   jrpcd_identity_set_addr(id, (const struct sockaddr *)&ss);
-  if (c->tls)
-    jrpcd_conn_tls_identity(c, id, b->sans, 32, b->names, sizeof(b->names));
+  if (c->tr->identity) /* a TLS client certificate, once verified */
+    c->tr->identity(c, id, b->sans, 32, b->names, sizeof(b->names));
   return 0;
 }
 

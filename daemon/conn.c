@@ -3,6 +3,8 @@
  * (uv_try_write first, uv_write for the rest). Output above the high-water
  * mark pauses reading until the client catches up, so a client that does
  * not read cannot make jrpcd hold more than about that much for it. */
+#include "conn.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,13 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "conn_tls.h"
-#include "http.h"
+#include "admit.h"
+#include "conn_auth.h"
 #include "log.h"
 #include "metrics.h"
+#include "peer.h"
 #include "server.h"
-
-#define IOV_MAX_BATCH 64
+#include "transport.h"
 
 static void list_push(jrpcd_conn_t *head, jrpcd_conn_t *c) {
   c->prev = head->prev;
@@ -34,8 +36,8 @@ static void list_drop(jrpcd_conn_t *c) {
 
 static void on_closed(uv_handle_t *h) {
   jrpcd_conn_t *c = h->data;
-  if (c->tls)
-    jrpcd_conn_tls_free(c);
+  if (c->tr->free)
+    c->tr->free(c);
   free(c);
 }
 
@@ -102,45 +104,19 @@ static void maybe_done(jrpcd_conn_t *c) {
   jrpcd_conn_close(c, NULL);
 }
 
-static void start_reading(jrpcd_conn_t *c);
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-static void on_read_http(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-
 static void stop_reading(jrpcd_conn_t *c) {
   if (c->reading)
     uv_read_stop(&c->h.s);
   c->reading = 0;
 }
 
-/* The callbacks say what kind of connection it is, so that on_read, the
- * plain path, tests nothing for TLS. */
+/* The callbacks were chosen at accept (choose_reader), so that on_read,
+ * the plain path, tests nothing for the transport. */
 static void start_reading(jrpcd_conn_t *c) {
   if (c->reading || c->finishing || c->closed)
     return;
-  uv_alloc_cb alloc = c->tls ? jrpcd_conn_tls_alloc : on_alloc;
-  uv_read_cb read = c->tls       ? jrpcd_conn_tls_read
-                    : c->sniff   ? on_first_read
-                    : c->st.http ? on_read_http
-                                 : on_read;
-  if (uv_read_start(&c->h.s, alloc, read) == 0)
+  if (uv_read_start(&c->h.s, c->alloc_cb, c->read_cb) == 0)
     c->reading = 1;
-}
-
-static void on_written(uv_write_t *req, int status) {
-  jrpcd_conn_t *c = req->data;
-  if (c->closed)
-    return; /* cancelled by the close; the stream is already freed */
-  c->writing = 0;
-  if (status < 0) {
-    jrpcd_conn_close(c, uv_strerror(status));
-    return;
-  }
-  JRPC__STAT_ADD(c->w->bytes_out, c->wbytes);
-  jrpc__out_consume(&c->st.out, c->wbytes);
-  c->wbytes = 0;
-  c->last_active = uv_now(&c->w->loop);
-  jrpcd_conn_flush(c);
 }
 
 static void feed(jrpcd_conn_t *c, size_t n, int eof);
@@ -154,7 +130,7 @@ static void update_flow(jrpcd_conn_t *c) {
   uint64_t high = conf->output_high_water;
   if (c->st.held && !c->w->deadline_passed &&
       c->st.sink.calls <= conf->max_pending_calls / 2 &&
-      (!c->st.http || c->st.sink.waiting.next == &c->st.sink.waiting) &&
+      (!c->st.fx->in_order || c->st.sink.waiting.next == &c->st.sink.waiting) &&
       jrpc__out_pending(&c->st.out) <= high / 2) {
     feed(c, 0, c->eof); /* comes back here */
     return;
@@ -167,65 +143,15 @@ static void update_flow(jrpcd_conn_t *c) {
   } else if (c->paused && !full && pending <= high / 2) {
     c->paused = 0;
     start_reading(c);
-    if (c->tls)
-      jrpcd_conn_tls_pump(c); /* what the session decrypted and held */
+    if (c->tr->resume)
+      c->tr->resume(c); /* what the transport kept back */
   }
-}
-
-/* Sends the plaintext output: 0, or -1 when the connection was closed. */
-static int send_plain(jrpcd_conn_t *c) {
-  const char *ptrs[IOV_MAX_BATCH];
-  size_t lens[IOV_MAX_BATCH];
-  uv_buf_t bufs[IOV_MAX_BATCH];
-  /* With a write in flight, on_written comes back here; until then the
-   * output only grows, and the flow check below must still see it. */
-  while (!c->writing) {
-    size_t k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
-    if (k == 0)
-      break;
-    size_t total = 0;
-    for (size_t i = 0; i < k; i++) {
-      bufs[i] = uv_buf_init((char *)ptrs[i], (unsigned)lens[i]);
-      total += lens[i];
-    }
-    int n = uv_try_write(&c->h.s, bufs, (unsigned)k);
-    if (n == UV_EAGAIN || n == UV_ENOSYS)
-      n = 0;
-    else if (n < 0) {
-      jrpcd_conn_close(c, uv_strerror(n));
-      return -1;
-    }
-    if (n > 0) {
-      JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)n);
-      jrpc__out_consume(&c->st.out, (size_t)n);
-      c->last_active = uv_now(&c->w->loop);
-    }
-    if ((size_t)n == total)
-      continue; /* more segments may follow the first 64 */
-    /* The socket is full: let libuv finish when it can. */
-    k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
-    total = 0;
-    for (size_t i = 0; i < k; i++) {
-      bufs[i] = uv_buf_init((char *)ptrs[i], (unsigned)lens[i]);
-      total += lens[i];
-    }
-    c->wreq.data = c;
-    int rc = uv_write(&c->wreq, &c->h.s, bufs, (unsigned)k, on_written);
-    if (rc) {
-      jrpcd_conn_close(c, uv_strerror(rc));
-      return -1;
-    }
-    c->writing = 1;
-    c->wbytes = total;
-    break;
-  }
-  return 0;
 }
 
 void jrpcd_conn_flush(jrpcd_conn_t *c) {
   if (c->closed || c->feeding)
     return;
-  if ((c->tls ? jrpcd_conn_tls_send(c) : send_plain(c)) != 0)
+  if (c->tr->send(c) != 0)
     return;
   /* Everything sent and nothing half-read: the output segment goes back
    * to the pool too, so an idle connection costs only its own struct. A
@@ -234,28 +160,6 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
     jrpc__out_release_idle(&c->st.out);
   update_flow(c);
   maybe_done(c);
-}
-
-/* Between two groups of frames of one read: what can go out at once does
- * (no uv_write, no flow change, no close: the flush after the read does
- * all that), so the client gets its first replies while later frames are
- * still being worked on. */
-static void send_early(jrpcd_conn_t *c) {
-  if (c->writing || c->tls)
-    return;
-  const char *ptrs[IOV_MAX_BATCH];
-  size_t lens[IOV_MAX_BATCH];
-  uv_buf_t bufs[IOV_MAX_BATCH];
-  size_t k = jrpc__out_iov(&c->st.out, ptrs, lens, IOV_MAX_BATCH);
-  if (k == 0)
-    return;
-  for (size_t i = 0; i < k; i++)
-    bufs[i] = uv_buf_init((char *)ptrs[i], (unsigned)lens[i]);
-  int n = uv_try_write(&c->h.s, bufs, (unsigned)k);
-  if (n > 0) {
-    JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)n);
-    jrpc__out_consume(&c->st.out, (size_t)n);
-  }
 }
 
 /* A frame's clock starts with its first byte: after a read that leaves an
@@ -290,7 +194,12 @@ feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
   c->feeding = 1;
   int rc = fn(&c->st, n, eof);
   while (rc == 0 && c->st.more) {
-    send_early(c);
+    /* Between two groups of frames of one read: what can go out at once
+     * does (no uv_write, no flow change, no close: the flush after the
+     * read does all that), so the client gets its first replies while
+     * later frames are still being worked on. */
+    if (c->tr->send_early)
+      c->tr->send_early(c);
     rc = fn(&c->st, 0, eof);
   }
   c->feeding = 0;
@@ -314,13 +223,10 @@ feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
 }
 
 static void feed(jrpcd_conn_t *c, size_t n, int eof) {
-  if (c->st.http)
-    feed_by(c, n, eof, jrpc__http_feed);
-  else
-    feed_by(c, n, eof, jrpc__stream_feed);
+  feed_by(c, n, eof, c->st.fx->feed);
 }
 
-void jrpcd_conn_input(jrpcd_conn_t *c, size_t n, int eof) {
+static void conn_input(jrpcd_conn_t *c, size_t n, int eof) {
   feed(c, n, eof);
 }
 
@@ -337,7 +243,7 @@ static int peer_gone(const jrpcd_conn_t *c) {
   return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
-void jrpcd_conn_eof(jrpcd_conn_t *c) {
+static void conn_eof(jrpcd_conn_t *c) {
   /* Half-closed (socat at the end of its input): a last unterminated
    * line is still a frame, and every reply is still sent. */
   stop_reading(c);
@@ -391,7 +297,7 @@ read_by(uv_stream_t *s, ssize_t nread, feed_fn fn) {
   if (nread == 0)
     return; /* EAGAIN */
   if (nread == UV_EOF) {
-    jrpcd_conn_eof(c);
+    conn_eof(c);
     return;
   }
   if (nread == UV_ENOBUFS) {
@@ -407,8 +313,15 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   read_by(s, nread, jrpc__stream_feed);
 }
 
-static void on_read_http(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  read_by(s, nread, jrpc__http_feed);
+/* Any other framing's: through its row. */
+static void on_read_framed(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  jrpcd_conn_t *c = s->data;
+  read_by(s, nread, c->st.fx->feed);
+}
+
+/* After the first read of a plain TCP connection, or from the first. */
+static uv_read_cb plain_reader(const jrpcd_conn_t *c) {
+  return c->st.fx->feed == jrpc__stream_feed ? on_read : on_read_framed;
 }
 
 /* The first read of a plain TCP connection: looked at once, then reads go
@@ -419,14 +332,31 @@ static void on_first_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return; /* EAGAIN */
   if (nread > 0 && tls_client_on_plain(c, buf->base, (size_t)nread))
     return;
-  c->sniff = 0;
   stop_reading(c);
-  start_reading(c); /* on_read (or on_read_http) from now on */
-  if (c->st.http)
-    on_read_http(s, nread, buf);
-  else
-    on_read(s, nread, buf);
+  c->read_cb = plain_reader(c);
+  start_reading(c); /* on_read (or on_read_framed) from now on */
+  c->read_cb(s, nread, buf);
 }
+
+/* The read callbacks, once: the transport's own, else reads straight into
+ * the stream, the first of a plain TCP connection looked at. */
+static void choose_reader(jrpcd_conn_t *c) {
+  if (c->tr->read) {
+    c->alloc_cb = c->tr->alloc;
+    c->read_cb = c->tr->read;
+    return;
+  }
+  c->alloc_cb = on_alloc;
+  c->read_cb = c->l->is_unix ? plain_reader(c) : on_first_read;
+}
+
+static const jrpcd_conn_events_t events = {
+    .input = conn_input,
+    .eof = conn_eof,
+    .flush = jrpcd_conn_flush,
+    .close = jrpcd_conn_close,
+    .verified = jrpcd_conn_admit_verified,
+};
 
 static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
   jrpcd_conn_t *c = calloc(1, sizeof(*c));
@@ -437,6 +367,8 @@ static jrpcd_conn_t *conn_new(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
   c->w = w;
   c->l = l;
   c->prev = c->next = c;
+  c->tr = &jrpcd_transport_plain; /* until conn_start chooses */
+  c->ev = &events;
   int rc = l->is_unix ? uv_pipe_init(&w->loop, &c->h.pipe, 0)
                       : uv_tcp_init(&w->loop, &c->h.tcp);
   if (rc) {
@@ -453,21 +385,29 @@ static void conn_start(jrpcd_conn_t *c) {
   const jrpcd_listener_t *l = c->l;
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
-  if (l->framing >= JRPC_FRAMING_HTTP)
-    jrpc__http_init(&c->http, &c->st, w->srv->conf.max_header_bytes,
-                    l->http_routes, &jrpcd_http_host, c);
-  jrpcd_conn_auth_update(c); /* tokens_file: a token on every request */
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
   /* st.frame_budget is set by each read (read_by). */
   peer_of(c);
-  if (!l->is_unix) {
+  if (!l->is_unix)
     uv_tcp_nodelay(&c->h.tcp, 1);
-    c->sniff = !l->tls;
-  }
   c->last_active = uv_now(&w->loop);
   list_push(&w->conns, c);
   w->nconns++;
   atomic_fetch_add(&w->load, 1);
+  /* The framing's own state (the header framings': the host is the
+   * connection), then whether its requests must bring a token. */
+  jrpc__framing_conf_t fc = {.max_head = w->srv->conf.max_header_bytes,
+                             .routes = l->http_routes,
+                             .host = &jrpcd_http_host,
+                             .host_arg = c};
+  if (c->st.fx->init && c->st.fx->init(&c->st, &fc) != 0) {
+    jrpcd_error("connection %llu on %s: out of memory for its %s framing; "
+                "closing it",
+                (unsigned long long)c->id, l->desc, c->st.fx->name);
+    jrpcd_conn_close(c, NULL);
+    return;
+  }
+  jrpcd_conn_auth_update(c); /* tokens_file: a token on every request */
   /* Every peer is judged by what the socket says before a byte is read,
    * a TLS one before its handshake starts; what a client certificate
    * decides comes after it (jrpcd_conn_admit_verified, conn_tls.c).
@@ -477,10 +417,13 @@ static void conn_start(jrpcd_conn_t *c) {
     jrpcd_conn_close(c, NULL);
     return;
   }
-  if (l->tls && jrpcd_conn_tls_start(c) != 0) {
+  const jrpcd_transport_t *tr = jrpcd_transport_for(l);
+  if (tr->start && tr->start(c) != 0) {
     jrpcd_conn_close(c, NULL);
     return;
   }
+  c->tr = tr;
+  choose_reader(c);
   JRPC__STAT_INC(w->accepted);
   if (jrpcd_log_enabled(JRPC_LOG_DEBUG)) {
     char pt[96];
@@ -603,8 +546,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
     jrpcd_debug("connection %llu from %s closed: %s", (unsigned long long)c->id,
                 jrpcd_conn_peer_text(c, pt, sizeof(pt)), why);
   }
-  if (c->tls)
-    jrpcd_conn_tls_close(c);
+  if (c->tr->shutdown)
+    c->tr->shutdown(c);
   c->closed = 1;
   if (c->peer_counted)
     jrpcd_peercount_give(&c->w->srv->peers_open, &c->pkey);
@@ -612,8 +555,8 @@ void jrpcd_conn_close(jrpcd_conn_t *c, const char *why) {
   /* uv_close closes the fd now, so no write in flight touches the output
    * after this; its callback comes back cancelled and sees `closed`. */
   uv_close(&c->h.h, on_closed);
-  if (c->st.http)
-    jrpc__http_free(&c->http);
+  if (c->st.fx->free)
+    c->st.fx->free(&c->st);
   jrpc__stream_free(&c->st);
   list_drop(c);
   c->w->nconns--;
@@ -625,33 +568,11 @@ void jrpcd_conn_finish(jrpcd_conn_t *c) {
   if (c->closed)
     return;
   stop_reading(c);
-  if (!c->finishing && !c->paused && !c->tls) {
-    /* Answer what the peer sent before the stop: whatever is already in
-     * the socket's receive buffer, read without waiting. (Not for a client
-     * that was paused for not reading its replies: what it sent since was
-     * never taken in.) */
-    int fd = -1;
-    uv_fileno(&c->h.h, &fd);
-    for (int guard = 0;
-         fd >= 0 && guard < 1024 && !c->closed && !c->finishing && !c->st.held;
-         guard++) {
-      size_t room;
-      char *p = jrpc__stream_rbuf(&c->st, &room);
-      if (!p)
-        break;
-      ssize_t n = read(fd, p, room);
-      if (n > 0) {
-        JRPC__STAT_ADD(c->w->bytes_in, (uint64_t)n);
-        feed(c, (size_t)n, 0);
-        continue;
-      }
-      if (n == 0) {
-        c->eof = 1;
-        feed(c, 0, 1);
-      }
-      break;
-    }
-  }
+  /* What the peer sent before the stop is answered, where the transport
+   * can take it without waiting. (Not for a client that was paused for
+   * not reading its replies: what it sent since was never taken in.) */
+  if (!c->finishing && !c->paused && c->tr->drain)
+    c->tr->drain(c);
   c->finishing = 1;
   if (!c->closed)
     jrpcd_conn_flush(c);
@@ -670,11 +591,7 @@ static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
   stop_reading(c);
   c->finishing = 1;
   c->frame_start = 0;
-  if (c->st.http)
-    jrpc__http_timeout(&c->st, (uint32_t)frame_ms, got);
-  else
-    jrpc__dispatch_frame_timeout(&c->w->engine, c->l->framing, &c->st.out,
-                                 (uint32_t)frame_ms, got);
+  c->st.fx->timeout(&c->st, (uint32_t)frame_ms, got);
   jrpcd_conn_flush(c);
 }
 
@@ -682,7 +599,7 @@ void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
                       uint64_t frame_ms) {
   if (c->closed)
     return;
-  if (c->tls && jrpcd_conn_tls_expired(c, now, frame_ms))
+  if (c->tr->expired && c->tr->expired(c, now, frame_ms))
     return;
   if (c->frame_start) {
     /* Paused connections do not read, and held frames are complete:

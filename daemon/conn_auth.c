@@ -17,6 +17,8 @@
 
 #include <string.h>
 
+#include "admit.h"
+#include "http.h"
 #include "log.h"
 #include "server.h"
 
@@ -26,7 +28,7 @@ static const jrpcd_tokens_t *tokens_of(const jrpcd_conn_t *c) {
 
 void jrpcd_conn_auth_update(jrpcd_conn_t *c) {
   if (c->st.http)
-    jrpc__http_set_auth(&c->http,
+    jrpc__http_set_auth(c->st.http,
                         c->l->framing == JRPC_FRAMING_HTTP && tokens_of(c));
 }
 

@@ -5,19 +5,15 @@
 
 #include <stddef.h>
 
-#include "stream.h"
+#include "conn.h"
 
-struct jrpcd_conn;
-
-/* jrpcd_http_host's authorize (http.h), for listeners with a tokens_file:
- * 0 to let the request in, else the HTTP status to answer (401, 503)
- * with why. */
+/* conn_auth.c: jrpcd_http_host's authorize (http.h), for listeners with a
+ * tokens_file; and whether c's requests must bring a token, set at accept
+ * and at each reload. */
 int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
                          size_t n, const char **why);
-/* Whether c's requests must bring a token, set at accept and at each
- * reload. */
-void jrpcd_conn_auth_update(struct jrpcd_conn *c);
+void jrpcd_conn_auth_update(jrpcd_conn_t *c);
 /* The name of the token c's requests bring, or NULL. */
-const char *jrpcd_conn_token(const struct jrpcd_conn *c);
+const char *jrpcd_conn_token(const jrpcd_conn_t *c);
 
 #endif

@@ -1,11 +1,17 @@
-/* conn_tls.c - a connection on a TLS listener; see conn_tls.h. */
-#include "conn_tls.h"
+/* conn_tls.c - the TLS transport (transport.h): ciphertext is read into
+ * a per-thread buffer and fed to the session (tls.h), plaintext is taken
+ * into the stream's read buffer as a plain read's would be and handed to
+ * the connection's input event, and the replies are encrypted on their
+ * way out, the ciphertext sent by the same write-then-queue as plain
+ * output (jrpcd_conn_write). */
+#include "transport.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen_tls.h"
 #include "log.h"
+#include "peer.h"
 #include "server.h"
 
 #ifdef JRPC_HAVE_TLS
@@ -15,10 +21,9 @@
 
 typedef struct jrpcd_conn_tls {
   jrpcd_tls_t s;
-  char *wbuf;       /* ciphertext in the uv_write in flight, or NULL */
   uint64_t started; /* uv_now at accept: the handshake's clock */
   uint8_t admitted; /* `peers` was checked once the handshake was done */
-  uint8_t pumping;  /* inside jrpcd_conn_tls_pump */
+  uint8_t pumping;  /* inside tls_pump */
   uint8_t shaking;  /* counted in the listener's handshakes in progress */
 } jrpcd_conn_tls_t;
 
@@ -30,9 +35,9 @@ static _Thread_local char cipher_in[65536];
 static void tls_failed(jrpcd_conn_t *c, const char *what) {
   char pt[96];
   jrpcd_info("connection %llu from %s on %s: TLS: %s; closing it",
-             (unsigned long long)c->id, jrpcd_conn_peer_text(c, pt, sizeof(pt)),
-             c->l->desc, what);
-  jrpcd_conn_close(c, NULL);
+             (unsigned long long)c->id,
+             jrpcd_peer_text(&c->st.peer, pt, sizeof(pt)), c->l->desc, what);
+  c->ev->close(c, NULL);
 }
 
 /* The listener's count of handshakes in progress, over all workers: the
@@ -72,7 +77,7 @@ static int handshake_begins(jrpcd_conn_t *c) {
   return 0;
 }
 
-int jrpcd_conn_tls_start(jrpcd_conn_t *c) {
+static int tls_start(jrpcd_conn_t *c) {
   if (!handshake_begins(c))
     return -1;
   jrpcd_tls_ctx_t *ctx = jrpcd_gen_tls(c->w->gen, c->l->name);
@@ -95,12 +100,12 @@ int jrpcd_conn_tls_start(jrpcd_conn_t *c) {
   return 0;
 }
 
-void jrpcd_conn_tls_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+static void tls_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   (void)h, (void)hint;
   *buf = uv_buf_init(cipher_in, sizeof(cipher_in));
 }
 
-void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
+static void tls_pump(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
   if (x->pumping)
     return; /* a flush inside the loop below resumed reading */
@@ -111,7 +116,7 @@ void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
     if (!p) {
       jrpcd_error("connection %llu: no memory for input; closing it",
                   (unsigned long long)c->id);
-      jrpcd_conn_close(c, NULL);
+      c->ev->close(c, NULL);
       break;
     }
     int eof = 0;
@@ -124,27 +129,27 @@ void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
       c->st.peer.transport = JRPC_TRANSPORT_TLS;
       if (strlen(x->s.cn) < sizeof(c->st.peer.cert_cn))
         memcpy(c->st.peer.cert_cn, x->s.cn, strlen(x->s.cn) + 1);
-      if (!jrpcd_conn_admit_verified(c)) {
-        jrpcd_conn_close(c, NULL); /* the log said why */
+      if (!c->ev->verified(c)) {
+        c->ev->close(c, NULL); /* the log said why */
         break;
       }
     }
     if (n > 0) {
-      jrpcd_conn_input(c, (size_t)n, 0);
+      c->ev->input(c, (size_t)n, 0);
       continue;
     }
     if (n < 0)
       tls_failed(c, x->s.reason);
     else if (eof)
-      jrpcd_conn_eof(c); /* close_notify: the client is done */
+      c->ev->eof(c); /* close_notify: the client is done */
     break;
   }
   x->pumping = 0;
   if (!c->closed)
-    jrpcd_conn_flush(c); /* handshake records, replies */
+    c->ev->flush(c); /* handshake records, replies */
 }
 
-void jrpcd_conn_tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+static void tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpcd_conn_t *c = s->data;
   jrpcd_conn_tls_t *x = c->tls;
   if (nread > 0) {
@@ -154,7 +159,7 @@ void jrpcd_conn_tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
       tls_failed(c, x->s.reason);
       return;
     }
-    jrpcd_conn_tls_pump(c);
+    tls_pump(c);
     return;
   }
   if (nread == 0)
@@ -167,32 +172,15 @@ void jrpcd_conn_tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
       tls_failed(c, "the peer closed the connection in the middle of a "
                     "record");
     else
-      jrpcd_conn_eof(c); /* whole records, then a bare FIN: done */
+      c->ev->eof(c); /* whole records, then a bare FIN: done */
     return;
   }
   tls_failed(c, uv_strerror((int)nread));
 }
 
-static void tls_written(uv_write_t *req, int status) {
-  jrpcd_conn_t *c = req->data;
-  jrpcd_conn_tls_t *x = c->tls;
-  free(x->wbuf);
-  x->wbuf = NULL;
-  if (c->closed)
-    return; /* cancelled by the close */
-  c->writing = 0;
-  if (status < 0) {
-    jrpcd_conn_close(c, uv_strerror(status));
-    return;
-  }
-  JRPC__STAT_ADD(c->w->bytes_out, c->wbytes);
-  c->wbytes = 0;
-  c->last_active = uv_now(&c->w->loop);
-  jrpcd_conn_flush(c);
-}
-
 /* Sends the session's ciphertext: what the socket takes now, the rest
- * from a copy of our own in a uv_write. 0, or -1 when closed. */
+ * from a copy in a uv_write (the memory BIO's bytes move as it grows). 0,
+ * or -1 when closed. */
 static int send_cipher(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
   const char *p;
@@ -200,50 +188,16 @@ static int send_cipher(jrpcd_conn_t *c) {
   if (n == 0)
     return 0;
   uv_buf_t b = uv_buf_init((char *)p, (unsigned)n);
-  int w = uv_try_write(&c->h.s, &b, 1);
-  if (w == UV_EAGAIN || w == UV_ENOSYS)
-    w = 0;
-  else if (w < 0) {
-    jrpcd_conn_close(c, uv_strerror(w));
+  if (jrpcd_conn_write(c, &b, 1, n, 0) < 0)
     return -1;
-  }
-  if (w > 0) {
-    JRPC__STAT_ADD(c->w->bytes_out, (uint64_t)w);
-    jrpcd_tls_out_consume(&x->s, (size_t)w);
-    c->last_active = uv_now(&c->w->loop);
-    n -= (size_t)w;
-  }
-  if (n == 0)
-    return 0;
-  /* The memory BIO's bytes move as it grows: uv_write needs its own. */
-  n = jrpcd_tls_out(&x->s, &p);
-  x->wbuf = malloc(n);
-  if (!x->wbuf) {
-    jrpcd_error("connection %llu: out of memory for output; closing it",
-                (unsigned long long)c->id);
-    jrpcd_conn_close(c, NULL);
-    return -1;
-  }
-  memcpy(x->wbuf, p, n);
-  jrpcd_tls_out_consume(&x->s, n);
-  b = uv_buf_init(x->wbuf, (unsigned)n);
-  c->wreq.data = c;
-  int rc = uv_write(&c->wreq, &c->h.s, &b, 1, tls_written);
-  if (rc) {
-    free(x->wbuf);
-    x->wbuf = NULL;
-    jrpcd_conn_close(c, uv_strerror(rc));
-    return -1;
-  }
-  c->writing = 1;
-  c->wbytes = n;
+  jrpcd_tls_out_consume(&x->s, n); /* sent, or copied into the write */
   return 0;
 }
 
-int jrpcd_conn_tls_send(jrpcd_conn_t *c) {
+static int tls_send(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
   if (c->writing)
-    return 0; /* tls_written comes back here */
+    return 0; /* the write's end comes back here */
   const char *ptrs[64];
   size_t lens[64];
   size_t k;
@@ -262,7 +216,7 @@ int jrpcd_conn_tls_send(jrpcd_conn_t *c) {
   return send_cipher(c);
 }
 
-int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
+static int tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
   jrpcd_conn_tls_t *x = c->tls;
   uint64_t limit = frame_ms ? frame_ms : 10000;
   if (x->s.handshaken || now - x->started < limit)
@@ -274,7 +228,7 @@ int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
   return 1;
 }
 
-void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
+static void tls_shutdown(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
   handshake_over(c);
   jrpcd_tls_shutdown(&x->s); /* keeps the session resumable */
@@ -288,11 +242,10 @@ void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
   }
 }
 
-void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
+static void tls_free(jrpcd_conn_t *c) {
   jrpcd_conn_tls_t *x = c->tls;
   handshake_over(c);
   jrpcd_tls_free(&x->s);
-  free(x->wbuf);
   free(x);
   c->tls = NULL;
 }
@@ -302,9 +255,9 @@ int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c) {
   return ctx && jrpcd_tls_ctx_asks_cert(ctx);
 }
 
-void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
-                             const char **sans, size_t max, char *buf,
-                             size_t buflen) {
+static void tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
+                         const char **sans, size_t max, char *buf,
+                         size_t buflen) {
   jrpcd_conn_tls_t *x = c->tls;
   if (!x->s.verified)
     return;
@@ -313,45 +266,32 @@ void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
   id->sans = sans;
 }
 
-#else /* no TLS in this build: no listener has it, nothing here is called */
+const jrpcd_transport_t jrpcd_transport_tls = {
+    .name = "tls",
+    .start = tls_start,
+    .alloc = tls_alloc,
+    .read = tls_read,
+    .resume = tls_pump,
+    .send = tls_send,
+    .expired = tls_expired,
+    .shutdown = tls_shutdown,
+    .free = tls_free,
+    .identity = tls_identity,
+};
 
-int jrpcd_conn_tls_start(jrpcd_conn_t *c) {
+#else /* no TLS in this build: no listener has it, so none starts */
+
+static int tls_start(jrpcd_conn_t *c) {
   (void)c;
   return -1;
 }
-void jrpcd_conn_tls_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  (void)h, (void)hint;
-  *buf = uv_buf_init(NULL, 0);
-}
-void jrpcd_conn_tls_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  (void)nread, (void)buf;
-  jrpcd_conn_close(s->data, NULL);
-}
-void jrpcd_conn_tls_pump(jrpcd_conn_t *c) {
-  (void)c;
-}
-int jrpcd_conn_tls_send(jrpcd_conn_t *c) {
-  (void)c;
-  return 0;
-}
-int jrpcd_conn_tls_expired(jrpcd_conn_t *c, uint64_t now, uint64_t frame_ms) {
-  (void)c, (void)now, (void)frame_ms;
-  return 0;
-}
-void jrpcd_conn_tls_close(jrpcd_conn_t *c) {
-  (void)c;
-}
+
+const jrpcd_transport_t jrpcd_transport_tls = {.name = "tls",
+                                               .start = tls_start};
+
 int jrpcd_conn_tls_asks_cert(const jrpcd_conn_t *c) {
   (void)c;
   return 0;
-}
-void jrpcd_conn_tls_free(jrpcd_conn_t *c) {
-  (void)c;
-}
-void jrpcd_conn_tls_identity(jrpcd_conn_t *c, jrpcd_identity_t *id,
-                             const char **sans, size_t max, char *buf,
-                             size_t buflen) {
-  (void)c, (void)id, (void)sans, (void)max, (void)buf, (void)buflen;
 }
 
 #endif /* JRPC_HAVE_TLS */

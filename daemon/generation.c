@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "discover.h"
 #include "gen_tls.h"
 #include "log.h"

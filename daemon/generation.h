@@ -83,9 +83,6 @@ const jrpcd_policy_t *jrpcd_gen_policy(const jrpcd_gen_t *g,
 const jrpcd_tokens_t *jrpcd_gen_tokens(const jrpcd_gen_t *g,
                                        const char *listener);
 
-/* admit.c: frees the views of g's registry its connections made. */
-void jrpcd_views_free(jrpcd_gen_t *g);
-
 /* "plugin math (math.so 1.0): math.add math.divide ..." per plugin. */
 void jrpcd_gen_describe(const jrpcd_gen_t *g, FILE *f);
 

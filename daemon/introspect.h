@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "peer.h"
 #include "registry.h"
 #include "slowcalls.h"
 #include "server.h"

@@ -8,6 +8,7 @@
 
 #include "introspect.h"
 #include "log.h"
+#include "peer.h"
 
 static const char *const outcomes[] = {"ok", "error", "timed out", "cancelled"};
 

@@ -9,9 +9,6 @@
 #include <stdint.h>
 
 #include "dispatch.h"
-/* conn.c finds jrpcd_peer_text through worker.h and this header; once it
- * includes peer.h itself, this line goes. */
-#include "peer.h"
 
 #define JRPCD_SLOW_KEEP 16 /* per worker, and in rpc.stats */
 

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accept.h"
+#include "admit.h"
 #include "log.h"
 #include "rpcstats.h"
 #include "server.h"
@@ -535,8 +537,6 @@ void jrpcd_worker_free(jrpcd_worker_t *w) {
   w->drops = NULL;
   free(w->servers);
   w->servers = NULL;
-  free(w->tls_in);
-  w->tls_in = NULL;
   jrpcd_slowcalls_free(&w->slow);
   pthread_mutex_destroy(&w->mu);
 }

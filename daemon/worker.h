@@ -9,22 +9,13 @@
 #include <stdatomic.h>
 #include <uv.h>
 
+#include "conn.h"
 #include "dispatch.h"
-#include "http.h"
 #include "listener.h"
-#include "plugins.h"
+#include "generation.h"
 #include "slowcalls.h"
-#include "stream.h"
 
 struct jrpcd_server;
-struct jrpcd_worker;
-
-typedef union jrpcd_handle {
-  uv_handle_t h;
-  uv_stream_t s;
-  uv_pipe_t pipe;
-  uv_tcp_t tcp;
-} jrpcd_handle_t;
 
 /* Events logged at most once a second: how many since the last line. */
 typedef struct jrpcd_ratelog {
@@ -57,40 +48,6 @@ typedef struct jrpcd_acceptor {
   const jrpcd_listener_t *l;
   jrpcd_acc_state_t state;
 } jrpcd_acceptor_t;
-
-typedef struct jrpcd_conn {
-  jrpcd_handle_t h;
-  struct jrpcd_worker *w;
-  struct jrpcd_conn *prev, *next;
-  const jrpcd_listener_t *l;
-  jrpc__stream_t st;
-  uv_write_t wreq;
-  size_t wbytes;        /* bytes of st.out in the uv_write in flight */
-  uint64_t last_active; /* uv_now of the last read or write progress */
-  uint64_t frame_start; /* uv_now of the first byte of an incomplete frame
-                           being read, or 0 */
-  uint64_t id;          /* for log lines */
-  uint8_t writing;      /* a uv_write is in flight */
-  uint8_t reading;      /* uv_read_start is in effect */
-  uint8_t paused;       /* reading stopped: too much unsent output */
-  uint8_t finishing;    /* no more input: close once everything is sent */
-  uint8_t eof;          /* the peer has sent everything */
-  uint8_t feeding;      /* inside jrpc__stream_feed: no flush, no close */
-  uint8_t closed;       /* uv_close called */
-  uint8_t peer_counted; /* counted in max_connections_per_peer (pkey) */
-  /* Where its requests are looked up: the generation's registry, or a
-   * view of it for its listener's methods and the [access] rules. */
-  const jrpc__registry_t *reg;
-  uint8_t sniff; /* plain TCP, nothing read yet: a TLS client is
-                    told apart (conn.c) */
-  jrpcd_peerkey_t pkey;
-  struct jrpcd_conn_tls *tls; /* on a TLS listener (conn_tls.h), or NULL */
-  /* tokens_file: the SHA-256 of the bearer token its first request
-   * brought (conn_auth.c), which every later one must bring too. */
-  uint8_t token_set;
-  uint8_t token_digest[JRPCD_TOKEN_DIGEST];
-  jrpc__http_t http; /* framing = http or content-length: st.http is this */
-} jrpcd_conn_t;
 
 /* A connection accepted by a busier worker, handed over. */
 typedef struct jrpcd_handoff {
@@ -125,8 +82,6 @@ typedef struct jrpcd_worker {
    * itself (conn.c). */
   uint64_t last_read_id;
   uint64_t last_read_ms;
-  char *tls_in; /* ciphertext read by its TLS connections (conn_tls.c), made
-                   at the first; NULL until then */
   uint32_t nconns;
   atomic_uint load;             /* connections, as other workers see it */
   uint32_t nwork;               /* queue_work tasks not done */
@@ -172,55 +127,5 @@ int jrpcd_worker_adopt(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l);
 void jrpcd_worker_join(jrpcd_worker_t *w);
 /* After plugins are gone: free the engine and everything left. */
 void jrpcd_worker_free(jrpcd_worker_t *w);
-
-/* accept.c: listen on every listener (-1 with err; jrpcd_accept_stop
- * then closes what was opened), and stop listening for good. */
-int jrpcd_accept_start(jrpcd_worker_t *w, char *err, size_t errlen);
-void jrpcd_accept_stop(jrpcd_worker_t *w);
-
-/* admit.c: reads the peer's identity when something needs it; 0 if the
- * connection may not stay (the log says why), else 1 with c->reg set. */
-int jrpcd_conn_admit(jrpcd_conn_t *c);
-/* The same once a TLS handshake is done: `peers` again with the client
- * certificate known, and the views that need it. */
-int jrpcd_conn_admit_verified(jrpcd_conn_t *c);
-/* After a reload: c->reg for the worker's new generation (closes c if
- * none can be had). */
-void jrpcd_conn_regen(jrpcd_conn_t *c);
-/* c->reg for what is known of the peer now (a bearer token, say): 0, or
- * -1 when no view can be had (logged; c->reg is left as it was). */
-int jrpcd_conn_review(jrpcd_conn_t *c);
-
-/* conn_auth.c: jrpcd_http_host's authorize (http.h), for listeners with a
- * tokens_file; and whether c's requests must bring a token, set at accept
- * and at each reload. */
-int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
-                         size_t n, const char **why);
-void jrpcd_conn_auth_update(jrpcd_conn_t *c);
-/* The name of the token c's requests bring, or NULL. */
-const char *jrpcd_conn_token(const jrpcd_conn_t *c);
-
-/* conn.c */
-/* "pid 12 uid 1000", "127.0.0.1:5123", "[::1]:5123", for log lines. */
-const char *jrpcd_conn_peer_text(const jrpcd_conn_t *c, char *buf, size_t n);
-void jrpcd_conn_accept(jrpcd_worker_t *w, uv_stream_t *server,
-                       const jrpcd_listener_t *l);
-/* On w's loop: a connection handed over by jrpcd_worker_adopt. */
-void jrpcd_conn_adopted(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l);
-void jrpcd_conn_flush(jrpcd_conn_t *c);
-/* Shutdown: read what the peer already sent, answer it, then close when
- * everything is sent. */
-void jrpcd_conn_finish(jrpcd_conn_t *c);
-void jrpcd_conn_close(jrpcd_conn_t *c, const char *why);
-/* The sweep: closes c if it has been quiet for idle_ms, or answers -32009
- * and closes it if a frame has taken longer than frame_ms to arrive (0:
- * no limit). */
-void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
-                      uint64_t frame_ms);
-
-static inline jrpcd_conn_t *jrpcd_conn_of_sink(jrpc__sink_t *s) {
-  return (jrpcd_conn_t *)(void *)((char *)s - offsetof(jrpcd_conn_t, st) -
-                                  offsetof(jrpc__stream_t, sink));
-}
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "common.h"
 #include "dispatch.h"
-#include "http.h"
+#include "framing.h"
 #include "request.h"
 #include "view.h"
 
@@ -80,6 +80,7 @@ void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
                      jrpc__framing_t framing) {
   s->out = out;
   s->framing = framing;
+  s->deliver = jrpc__framings[framing].deliver;
   s->calls = 0;
   s->max_calls = 0;
   link_init(&s->waiting);
@@ -107,20 +108,7 @@ static void sink_changed(jrpc__engine_t *e, jrpc__sink_t *sink) {
 /* One reply frame with src's bytes onto the sink, and tell the host. */
 static void deliver(jrpc__engine_t *e, jrpc__sink_t *sink,
                     jrpc__outbuf_t *src) {
-  jrpc__frame_enc_t enc;
-  jrpc__outbuf_t *o = sink->out;
-  if (JRPC__UNLIKELY(sink->framing >= JRPC_FRAMING_HTTP)) {
-    jrpc__http_deliver(sink, src); /* the head goes before it */
-    sink_changed(e, sink);
-    return;
-  }
-  if (jrpc__frame_begin(sink->framing, o, &enc) == 0) {
-    jrpc__out_append(o, src);
-    if (o->oom || jrpc__frame_end(sink->framing, o, &enc) != 0 || o->oom) {
-      jrpc__out_truncate(o, enc.start);
-      o->oom = 0;
-    }
-  }
+  sink->deliver(sink, src);
   sink_changed(e, sink);
 }
 

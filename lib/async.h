@@ -29,6 +29,8 @@ typedef struct jrpc__link {
 typedef struct jrpc__sink {
   jrpc__outbuf_t *out;
   jrpc__framing_t framing;
+  /* Puts a deferred reply onto out in the framing's way (framing.h). */
+  void (*deliver)(struct jrpc__sink *sink, jrpc__outbuf_t *src);
   jrpc__link_t waiting; /* deferred calls and batches that answer here */
   uint32_t calls;       /* deferred calls not yet answered here */
   /* At most this many may be (0: no limit): the stream holds further

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "async.h"
 #include "common.h"
 #include "jsontext.h"
 
@@ -194,4 +195,16 @@ int jrpc__frame_end_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc) {
   enc->hdr[2] = (char)(n >> 8);
   enc->hdr[3] = (char)n;
   return 0;
+}
+
+void jrpc__frame_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src) {
+  jrpc__frame_enc_t enc;
+  jrpc__outbuf_t *o = sink->out;
+  if (jrpc__frame_begin(sink->framing, o, &enc) != 0)
+    return;
+  jrpc__out_append(o, src);
+  if (o->oom || jrpc__frame_end(sink->framing, o, &enc) != 0 || o->oom) {
+    jrpc__out_truncate(o, enc.start);
+    o->oom = 0;
+  }
 }

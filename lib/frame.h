@@ -30,14 +30,11 @@ typedef enum jrpc__framing {
    * like newline frames here, the head put before them by http.c. */
   JRPC_FRAMING_HTTP = 2,
   JRPC_FRAMING_CONTENT_LENGTH = 3,
+  JRPC__FRAMINGS /* how many: the rows of framing.c's table */
 } jrpc__framing_t;
 
-/* As jrpcd.conf spells it. */
-static inline const char *jrpc__framing_name(jrpc__framing_t k) {
-  static const char *const names[] = {"newline", "length", "http",
-                                      "content-length"};
-  return (unsigned)k < 4 ? names[k] : "?";
-}
+/* As jrpcd.conf spells it (framing.c). */
+const char *jrpc__framing_name(jrpc__framing_t k);
 
 typedef struct jrpc__framer {
   jrpc__framing_t kind;
@@ -107,6 +104,11 @@ typedef struct jrpc__frame_enc {
 } jrpc__frame_enc_t;
 
 int jrpc__frame_begin_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc);
+
+struct jrpc__sink;
+/* The newline and length framings' deliver (framing.h): src's bytes onto
+ * the sink's output as one frame, or nothing when memory runs out. */
+void jrpc__frame_deliver(struct jrpc__sink *sink, jrpc__outbuf_t *src);
 int jrpc__frame_end_length(jrpc__outbuf_t *o, jrpc__frame_enc_t *enc);
 
 /* Inline: once per frame, and newline framing needs only a mark. */

@@ -282,6 +282,24 @@ void jrpc__http_free(jrpc__http_t *h) {
   h->memo_len = 0;
 }
 
+int jrpc__http_open(jrpc__stream_t *s, const jrpc__framing_conf_t *conf) {
+  jrpc__http_t *h = malloc(sizeof(*h));
+  if (!h)
+    return JRPC_ENOMEM;
+  jrpc__http_init(h, s, conf->max_head, conf->routes, conf->host,
+                  conf->host_arg);
+  return 0;
+}
+
+void jrpc__http_close(jrpc__stream_t *s) {
+  jrpc__http_t *h = s->http;
+  if (!h)
+    return;
+  jrpc__http_free(h);
+  free(h);
+  s->http = NULL;
+}
+
 /* ---- writing replies ---- */
 
 static const char *reason(int status) {

@@ -123,6 +123,11 @@ void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
                      uint8_t routes, const jrpc__http_host_t *host,
                      void *host_arg);
 
+/* framing.h's init and free for these framings: h made for s and owned
+ * by it (JRPC_ENOMEM when there is no memory for it), and let go again. */
+int jrpc__http_open(jrpc__stream_t *s, const jrpc__framing_conf_t *conf);
+void jrpc__http_close(jrpc__stream_t *s);
+
 /* Whether every request must pass host->authorize (a listener's
  * tokens_file, which a reload may add or remove). Turning it on drops the
  * memo: a head it kept was never asked about. */
@@ -136,8 +141,8 @@ void jrpc__http_free(jrpc__http_t *h);
  * JRPC_ENOMEM; `held` and `more` as there). */
 int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof);
 
-/* A deferred reply (or a batch's) for sink, framed with its head: async.c
- * calls it for every sink of these framings. */
+/* A deferred reply (or a batch's) for sink, framed with its head: the
+ * sink's deliver (framing.h) for these framings. */
 void jrpc__http_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src);
 
 /* The reply for a request still incomplete after timeout_ms (408, or

@@ -12,6 +12,7 @@
 void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
                        jrpc__framing_t framing) {
   s->e = e;
+  s->fx = &jrpc__framings[framing];
   jrpc__framer_init(&s->fr, framing, e->lim.max_frame_bytes);
   jrpc__out_init(&s->out, &e->pool);
   jrpc__sink_init(&s->sink, &s->out, framing);
@@ -75,6 +76,11 @@ char *jrpc__stream_rbuf(jrpc__stream_t *s, size_t *room) {
   }
   *room = s->cap - s->wr;
   return s->buf + s->wr;
+}
+
+int jrpc__stream_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got) {
+  return jrpc__dispatch_frame_timeout(s->e, s->fr.kind, &s->out, timeout_ms,
+                                      got);
 }
 
 int jrpc__stream_feed(jrpc__stream_t *s, size_t n, int eof) {

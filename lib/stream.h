@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "frame.h"
+#include "framing.h"
 #include "outbuf.h"
 
 /* Usable bytes of the first input buffer: a 64 KiB pool class. */
@@ -17,6 +18,7 @@
 
 typedef struct jrpc__stream {
   jrpc__engine_t *e;
+  const jrpc__framing_ops_t *fx; /* its framing's row (framing.h) */
   jrpc__framer_t fr;
   jrpc__outbuf_t out;
   jrpc__sink_t sink; /* out, as deferred calls see it */
@@ -69,6 +71,9 @@ static inline int jrpc__stream_must_yield(jrpc__stream_t *s, uint32_t frames,
   }
   return 0;
 }
+
+/* The newline and length framings' timeout (framing.h): -32009. */
+int jrpc__stream_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got);
 
 /* Gives the input buffer back to the pool (nothing is buffered). */
 void jrpc__stream_release_input(jrpc__stream_t *s);

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "dispatch.h"
+#include "framing.h"
+#include "http.h"
 #include "stream.h"
 
 static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
@@ -448,6 +450,58 @@ static void test_frame_budget(void **state) {
   free(whole.out);
 }
 
+/* The framing table (framing.h): each framing's row is whole, and a stream
+ * reaches its framing through it: its name, its sink's deliver, its own
+ * state made and let go, and its answer to a frame that came too slowly
+ * (-32009 in the framing's own wrapping, 408 on http). */
+static void test_framing_rows(void **state) {
+  fixture_t *f = *state;
+  static const char *const names[JRPC__FRAMINGS] = {
+      [JRPC_FRAMING_NEWLINE] = "newline",
+      [JRPC_FRAMING_LENGTH] = "length",
+      [JRPC_FRAMING_HTTP] = "http",
+      [JRPC_FRAMING_CONTENT_LENGTH] = "content-length"};
+  static const char *const timeouts[JRPC__FRAMINGS] = {
+      [JRPC_FRAMING_NEWLINE] =
+          "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32009",
+      [JRPC_FRAMING_LENGTH] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32009",
+      [JRPC_FRAMING_HTTP] = "HTTP/1.1 408 Request Timeout\r\n",
+      [JRPC_FRAMING_CONTENT_LENGTH] = "Content-Length: "};
+  for (unsigned k = 0; k < JRPC__FRAMINGS; k++) {
+    const jrpc__framing_ops_t *row = &jrpc__framings[k];
+    assert_string_equal(jrpc__framing_name((jrpc__framing_t)k), names[k]);
+    assert_non_null(row->feed);
+    assert_non_null(row->deliver);
+    assert_non_null(row->timeout);
+    assert_true(!row->init == !row->free); /* what init makes, free frees */
+    jrpc__stream_t s;
+    jrpc__stream_init(&s, &f->e, (jrpc__framing_t)k);
+    assert_ptr_equal(s.fx, row);
+    assert_ptr_equal(s.sink.deliver, row->deliver);
+    jrpc__framing_conf_t conf = {.max_head = 8192};
+    if (row->init) {
+      assert_int_equal(row->init(&s, &conf), 0);
+      assert_non_null(s.http);
+    }
+    row->timeout(&s, 500, 3);
+    char out[512];
+    size_t n = jrpc__out_copy(&s.out, out, sizeof(out) - 1);
+    out[n] = 0;
+    /* length framing: the reply behind its 4-byte prefix */
+    const char *at = k == JRPC_FRAMING_LENGTH && n > 4 ? out + 4 : out;
+    assert_true(n > 0);
+    assert_memory_equal(at, timeouts[k], strlen(timeouts[k]));
+    if (k == JRPC_FRAMING_CONTENT_LENGTH)
+      assert_non_null(strstr(out, "\"code\":-32009"));
+    if (row->free) {
+      row->free(&s);
+      assert_null(s.http);
+    }
+    jrpc__stream_free(&s);
+  }
+  assert_string_equal(jrpc__framing_name(JRPC__FRAMINGS), "?");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_replies_independent_of_split),
@@ -460,6 +514,7 @@ int main(void) {
       cmocka_unit_test(test_handler_edge_cases),
       cmocka_unit_test(test_large_frame_prescan),
       cmocka_unit_test(test_frame_budget),
+      cmocka_unit_test(test_framing_rows),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
