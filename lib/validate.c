@@ -3,7 +3,7 @@
  * Compiling reads the description once with the native tokenizer and
  * the views; checking reads a token backend's params straight from its
  * tokens (tokdoc.h: skip links, key before value), and any other
- * backend's through the views. tests/test_validate.c runs both paths
+ * backend's through the views. tests/unit/lib/test_validate.c runs both paths
  * side by side. */
 #include "validate.h"
 
@@ -538,7 +538,7 @@ JRPC__INLINE int check(const jrpc__vplan_t *plan, jrpc_val_t params,
  * with escapes, unknown names, a number with a fraction or an exponent
  * for an integer param, and every failure) goes to the full check, which
  * answers and gives the reason; so it never passes params the full check
- * refuses (tests/test_validate.c checks that). No calls on this path, so
+ * refuses (tests/unit/lib/test_validate.c checks that). No calls on this path, so
  * that it saves no registers. */
 
 /* A primitive token's JRPC__VT_* bit by its first byte; containers' and
