@@ -279,61 +279,55 @@ static int names_certs(const jrpcd_plist_t *l) {
   return 0;
 }
 
-int jrpcd_conn_admit(jrpcd_conn_t *c) {
+/* Admission at accept (verified 0: what the socket says, before a byte is
+ * read) or again once a TLS client certificate is known (verified 1):
+ * `peers`, the per-peer count (at accept only) and the view of the
+ * methods. 0 if the connection may not stay (the log says why). */
+static int admit(jrpcd_conn_t *c, int verified) {
   jrpcd_worker_t *w = c->w;
   const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, c->l->name);
   int peers = pol && pol->peers.n;
-  /* On TLS the views wait for the certificate (jrpcd_conn_admit_verified):
-   * no frame is read before it. */
   int want_views = pol && (pol->methods.n || w->gen->has_access);
-  int views = !c->l->tls && want_views;
+  /* On TLS the views wait for the certificate: no frame is read before
+   * it. */
+  int views = want_views && (verified || !c->l->tls);
+  int count = !verified && w->srv->peers_open.limit;
   /* Fails closed: where a view is wanted, lookups find nothing until it
-   * is made (on TLS, once the certificate is known). */
+   * is made. */
   c->reg = want_views ? NULL : &w->gen->reg;
-  if (!peers && !views && !w->srv->peers_open.limit)
+  if (!peers && !views && !count)
     return 1; /* nothing to know of the peer */
   jrpcd_identity_t id;
   IDENT_BUF(buf);
-  int want_groups = (pol && pol->want_groups) || w->gen->has_access;
+  int want_groups =
+      !verified && ((pol && pol->want_groups) || w->gen->has_access);
   if (conn_identity(c, &id, &buf, want_groups) != 0)
     return 0; /* gone already, or unknown: not let in */
-  /* The address decides now, before a byte of a TLS handshake is read.
-   * A TLS peer whose address is not let in may still be by a cert: or
-   * san: principal of the list, where a client certificate is asked for:
-   * it gets its handshake (bounded by max_handshakes and
+  /* At accept the address decides, before a byte of a TLS handshake is
+   * read. A TLS peer whose address is not let in may still be by a cert:
+   * or san: principal of the list, where a client certificate is asked
+   * for: it gets its handshake (bounded by max_handshakes and
    * frame_timeout_ms), and the whole list is matched again once its
    * certificate is known. */
   if (peers && !jrpcd_plist_match(&pol->peers, &id) &&
-      !(c->l->tls && names_certs(&pol->peers) && jrpcd_conn_tls_asks_cert(c))) {
+      !(!verified && c->l->tls && names_certs(&pol->peers) &&
+        jrpcd_conn_tls_asks_cert(c))) {
     turned_away(c);
     return 0;
   }
-  if (w->srv->peers_open.limit && !count_peer(c, &id))
+  if (count && !count_peer(c, &id))
     return 0;
   if (views && !(c->reg = lookup_for(c, w->gen, pol, &id)))
     return 0;
   return 1;
 }
 
+int jrpcd_conn_admit(jrpcd_conn_t *c) {
+  return admit(c, 0);
+}
+
 int jrpcd_conn_admit_verified(jrpcd_conn_t *c) {
-  jrpcd_worker_t *w = c->w;
-  const jrpcd_policy_t *pol = jrpcd_gen_policy(w->gen, c->l->name);
-  int peers = pol && pol->peers.n;
-  int views = pol && (pol->methods.n || w->gen->has_access);
-  c->reg = views ? NULL : &w->gen->reg;
-  if (!peers && !views)
-    return 1;
-  jrpcd_identity_t id;
-  IDENT_BUF(buf);
-  if (conn_identity(c, &id, &buf, 0) != 0)
-    return 0;
-  if (peers && !jrpcd_plist_match(&pol->peers, &id)) {
-    turned_away(c);
-    return 0;
-  }
-  if (views && !(c->reg = lookup_for(c, w->gen, pol, &id)))
-    return 0;
-  return 1;
+  return admit(c, 1);
 }
 
 int jrpcd_conn_review(jrpcd_conn_t *c) {
