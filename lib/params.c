@@ -4,7 +4,8 @@
  * their tokens (the layout tokdoc.h documents: skip links, key before
  * value, string tokens spanning their content), which saves the view
  * calls per number; any other backend goes through the views. Both paths
- * give the same answers: tests/unit/lib/test_params.c runs them side by side. */
+ * give the same answers: tests/unit/lib/test_params.c runs them side by side.
+ */
 #include "params.h"
 
 #include <string.h>

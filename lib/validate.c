@@ -538,8 +538,8 @@ JRPC__INLINE int check(const jrpc__vplan_t *plan, jrpc_val_t params,
  * with escapes, unknown names, a number with a fraction or an exponent
  * for an integer param, and every failure) goes to the full check, which
  * answers and gives the reason; so it never passes params the full check
- * refuses (tests/unit/lib/test_validate.c checks that). No calls on this path, so
- * that it saves no registers. */
+ * refuses (tests/unit/lib/test_validate.c checks that). No calls on this path,
+ * so that it saves no registers. */
 
 /* A primitive token's JRPC__VT_* bit by its first byte; containers' and
  * strings' by their token type. */
