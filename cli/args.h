@@ -7,7 +7,12 @@
 
 #include <jansson.h>
 
-/* The params for ARGV[0..ARGC) (NULL: no params member) into *params.
+/* NAME=@FILE: a file larger than this is refused. */
+#define JC_PARAM_FILE_MAX (16u << 20)
+
+/* The params for ARGV[0..ARGC) (NULL: no params member) into *params:
+ * a word that looks like JSON must be JSON; NAME=@FILE reads the value
+ * from FILE; a long option (--x) is refused unless "--" came first.
  * DESC is the method's OpenRPC method object, or NULL. On a usage error
  * (mixed forms, a missing required param, a value the schema refuses),
  * writes the message into err and returns -1. */
