@@ -192,6 +192,13 @@ test_completion() {
     COMP_WORDS=(jrpc --token-file "$2" "$3" math.d); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
   ' _ "$ROOT/cli/jrpc.bash-completion" "$T/app.token" "http://127.0.0.1:$TOK/" 2>&1) || true
   expect_eq "bash completion: methods through a URL and --token-file" "$got" "math.divide"
+  ((TLS)) || return 0
+  # shellcheck disable=SC2016 # the inner script expands its own $1...
+  got=$(PATH="$(dirname "$JRPC"):$PATH" timeout 30 bash -c '
+    source "$1"
+    COMP_WORDS=(jrpc --token-file "$2" --cafile "$3" "$4" math.divide ""); COMP_CWORD=7; _jrpc; echo "${COMPREPLY[*]}"
+  ' _ "$ROOT/cli/jrpc.bash-completion" "$T/app.token" "$T/ca.pem" "https://127.0.0.1:$SEC/" 2>&1) || true
+  expect_eq "bash completion: param names through https:// with --cafile" "$got" "a= b="
 }
 
 # Several requests of one run share a connection; one jrpcd closed while

@@ -525,6 +525,30 @@ test_interactive() {
     fail "prompt: no colour on a terminal without NO_COLOR"
     show "$T/pty2.err"
   fi
+  # help and ? are the prompt's own; call options start a line.
+  if printf '%s\n' 'expect jrpc> ' 'send help\r' 'expect quit, exit, Ctrl-D' \
+    'expect jrpc> ' 'send ?\r' 'expect Tab completes method names' \
+    'expect jrpc> ' 'send -n ping\r' 'expect jrpc> ' \
+    'send --id 7 -v --compact say hi\r' 'expect sending {"jsonrpc":"2.0","method":"say","params":["hi"],"id":7}' \
+    'expect "hi"' 'expect jrpc> ' 'send -r say "two words"\r' 'expect two words\r\n' \
+    'expect jrpc> ' 'send say x --compact\r' 'expect --compact after the method say: options go before it' \
+    'expect (help lists what the prompt takes)' 'expect jrpc> ' 'send --bogus say\r' \
+    "expect unrecognized option '--bogus'" 'expect jrpc> ' 'send -- help\r' 'expect "method": "help"' \
+    'expect jrpc> ' 'send say 1\r' 'expect 1\r\n' 'expect jrpc> ' 'eof' |
+    NO_COLOR=1 JRPC_HISTORY='' timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$sock" >"$T/pty4.out" 2>"$T/pty4.err"; then
+    pass "prompt: help, ?, and call options on a line"
+  else
+    fail "prompt: help and call options"
+    show "$T/pty4.err"
+  fi
+  # The notification (-n ping) got no reply printed, and the options of
+  # one line did not stay for the next (say 1 is indented, not compact).
+  if grep -q '"method": "\(ping\|-n\)"' "$T/pty4.out" || grep -q 'sending.*"params":\[1\]' "$T/pty4.out"; then
+    fail "prompt: -n was not a notification, or -v stayed on"
+    show "$T/pty4.out"
+  else
+    pass "prompt: -n sends a notification; a line's options are its own"
+  fi
   # A server without rpc.discover: the prompt works, Tab completes nothing.
   if printf '%s\n' 'expect no rpc.discover: no completion' 'expect jrpc> ' 'send math.a\t\r' \
     'expect error -32601: Method not found' 'send quit\r' |
@@ -537,7 +561,8 @@ test_interactive() {
   stop_bg "$BG_PID"
 }
 
-# The installed bash completion: method names through jrpc -l.
+# The installed bash completion: method names through jrpc -l, then the
+# method's param names through jrpc -d.
 test_bash_completion() {
   start_fake discover
   local got
@@ -547,9 +572,12 @@ test_bash_completion() {
     COMP_WORDS=(jrpc ma); COMP_CWORD=1; _jrpc; echo "${COMPREPLY[*]}"
     COMP_WORDS=(jrpc --com); COMP_CWORD=1; _jrpc; echo "${COMPREPLY[*]}"
     COMP_WORDS=(jrpc -u "$JRPC_SOCKET" g); COMP_CWORD=3; _jrpc; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(jrpc -u "$JRPC_SOCKET" greet ""); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(jrpc --compact greet name=x l); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(jrpc greet name=b); COMP_CWORD=2; _jrpc; echo "[${COMPREPLY[*]}]"
   ' _ "$T/root/share/bash-completion/completions/jrpc" 2>&1) || true
-  if [[ $got == $'math.add\n--compact\ngreet' ]]; then
-    pass "bash completion: methods and options"
+  if [[ $got == $'math.add\n--compact\ngreet\nname= loud= times=\nloud=\n[]' ]]; then
+    pass "bash completion: methods, options and param names"
   else
     fail "bash completion: got: $got"
   fi
