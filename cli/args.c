@@ -229,7 +229,7 @@ static void param_names(const json_t *desc, char *out, size_t cap) {
 }
 
 /* One word added to params (an array or object, created on first use). */
-static int add_word(const char *method, const char *word, int argno,
+static int add_word(const char *method, const char *word, int argno, bool files,
                     const json_t *desc, json_t **params, char *err,
                     size_t errlen) {
   bool json = false;
@@ -247,6 +247,13 @@ static int add_word(const char *method, const char *word, int argno,
   const char *text = nlen ? word + nlen + (json ? 2 : 1) : word;
   char *file_text = NULL;
   json_t *value = NULL;
+  if (nlen && text[0] == '@' && !files) {
+    snprintf(err, errlen,
+             "%s: NAME=@FILE is for the command line and the prompt: a "
+             "batch line may not read local files into a request",
+             name);
+    goto out;
+  }
   if (nlen && text[0] == '@') {
     file_text = read_param_file(name, text + 1, err, errlen);
     if (!file_text)
@@ -309,7 +316,7 @@ static json_t *by_name(const json_t *desc, json_t *array) {
   return obj;
 }
 
-int jc_build_params(const char *method, int argc, char **argv,
+int jc_build_params(const char *method, int argc, char **argv, bool files,
                     const json_t *desc, json_t **params, char *err,
                     size_t errlen) {
   bool words_only = false;
@@ -332,7 +339,8 @@ int jc_build_params(const char *method, int argc, char **argv,
       *params = NULL;
       return -1;
     }
-    if (add_word(method, argv[i], i + 1, desc, params, err, errlen) < 0) {
+    if (add_word(method, argv[i], i + 1, files, desc, params, err, errlen) <
+        0) {
       json_decref(*params);
       *params = NULL;
       return -1;

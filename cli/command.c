@@ -176,8 +176,8 @@ int jc_command(const jc_opts *o, jc_conn *keep, const json_t *doc, int argc,
   }
   if (o->params) {
     params = json_deep_copy(o->params);
-  } else if (jc_build_params(argv[0], argc - 1, argv + 1, desc, &params, err,
-                             sizeof err) < 0) {
+  } else if (jc_build_params(argv[0], argc - 1, argv + 1, true, desc, &params,
+                             err, sizeof err) < 0) {
     jc_warn("%s", err);
     fputs(o->at_prompt ? "(help lists what the prompt takes)\n"
                        : "Try 'jrpc --help' for more.\n",

@@ -50,27 +50,30 @@ static const char *why(const jc_conn *c) {
   static char text[600];
   const jc_endpoint *ep = c->ep;
   long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
+  const char *fault, *what;
   switch (v) {
   case X509_V_OK:
+    fault = what = NULL;
     break;
   case X509_V_ERR_HOSTNAME_MISMATCH:
   case X509_V_ERR_IP_ADDRESS_MISMATCH:
-    snprintf(text, sizeof text,
-             "%s: the server's certificate is not for the name or address "
-             "connected to (%s)",
-             X509_verify_cert_error_string(v), ep->tcp);
-    return text;
+    fault = "is not for the name or address connected to";
+    what = ep->tcp;
+    break;
   case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
   case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
   case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
   case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    snprintf(text, sizeof text,
-             "%s: the server's certificate is not signed by a CA in "
-             "--cafile %s",
-             X509_verify_cert_error_string(v), ep->cafile);
-    return text;
+    fault = "is not signed by a CA in --cafile";
+    what = ep->cafile;
+    break;
   default:
     return X509_verify_cert_error_string(v);
+  }
+  if (fault) {
+    snprintf(text, sizeof text, "%s: the server's certificate %s (%s)",
+             X509_verify_cert_error_string(v), fault, what);
+    return text;
   }
   /* Over TLS 1.3 the server's alert may come after the handshake, or be
    * lost to a reset while we write: its request for a certificate is

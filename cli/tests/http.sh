@@ -314,7 +314,7 @@ test_tls_failures() {
   run tls_stranger --cafile "$T/ca.pem" --cert "$T/stranger.pem" --key "$T/stranger.key" "$mtls" math.add 1 2
   expect tls_stranger 2 "" "the server refused our client certificate (--cert $T/stranger.pem): it is not signed by the CA the listener trusts (tls_client_ca)"
   run tls_other_ca --cafile "$T/stranger.pem" "$mtls" math.add 1 2
-  expect tls_other_ca 2 "" "the server's certificate is not signed by a CA in --cafile $T/stranger.pem"
+  expect tls_other_ca 2 "" "the server's certificate is not signed by a CA in --cafile ($T/stranger.pem)"
   expect_in tls_other_ca err "$mtls: TLS handshake: " || true
   run tls_misnamed --cafile "$T/ca.pem" "tls://127.0.0.1:$MIS" math.add 1 2
   expect tls_misnamed 2 "" "the server's certificate is not for the name or address connected to (127.0.0.1:$MIS)"

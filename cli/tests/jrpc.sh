@@ -177,6 +177,9 @@ test_nothing_silent() {
   printf '{"k": [1, 2]}\n' >"$T/param.json"
   run at_file --compact echo "text=@$T/param.txt" "obj:=@$T/param.json"
   expect at_file 0 '{"text":"two\nlines \"quoted\"\n","obj":{"k":[1,2]}}'
+  printf 'echo a=1\necho "secret=@%s"\n' "$T/param.txt" >"$T/batch_at.txt"
+  run batch_at --batch "$T/batch_at.txt"
+  expect batch_at 2 "" "batch_at.txt:2: secret: NAME=@FILE is for the command line and the prompt: a batch line may not read local files into a request"
   run at_missing echo "text=@$T/none.txt"
   expect at_missing 2 "" "text=@$T/none.txt: No such file or directory"
   run params_whole --compact --params '{"a":[1,{"b":null}]}' echo
