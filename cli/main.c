@@ -287,9 +287,12 @@ int main(int argc, char **argv) {
   while (jc_call_longs[ncall++].name)
     ;
   memcpy(longs + OWN, jc_call_longs, ncall * sizeof *longs);
-  jc_opts o = {.ep = {.framing = JC_NEWLINE, .timeout_ms = 30000},
-               .check = true,
-               .id = json_integer(1)};
+  /* Static, as headers below: an early return for a usage error leaves
+   * --id's and --params' values reachable, not leaked. */
+  static jc_opts o;
+  o = (jc_opts){.ep = {.framing = JC_NEWLINE, .timeout_ms = 30000},
+                .check = true,
+                .id = json_integer(1)};
   const char *describe = NULL, *batch = NULL;
   bool list = false, passthrough = false;
   int color = -1, c, modes = 0;
