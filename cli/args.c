@@ -5,6 +5,7 @@
 #include "args.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,75 @@
 json_t *jc_word_value(const char *word) {
   json_t *v = json_loads(word, JSON_DECODE_ANY, NULL);
   return v ? v : json_string(word);
+}
+
+/* Whether WORD reads as meant to be JSON: an object, an array, a quoted
+ * string or a number. Such a word that does not parse is a mistake to
+ * report, not a string to send. */
+static bool looks_like_json(const char *word) {
+  const char *p = word + (word[0] == '-' || word[0] == '+');
+  if (word[0] == '{' || word[0] == '[' || word[0] == '"')
+    return true;
+  return isdigit((unsigned char)p[0]) ||
+         (p[0] == '.' && isdigit((unsigned char)p[1]));
+}
+
+/* A positional word as a JSON value: the JSON it is, a string when it
+ * does not look like JSON, else NULL with the reason in err. */
+static json_t *positional_value(const char *word, int argno, char *err,
+                                size_t errlen) {
+  json_error_t e;
+  json_t *v = json_loads(word, JSON_DECODE_ANY, &e);
+  if (v || !looks_like_json(word))
+    return v ? v : json_string(word);
+  snprintf(err, errlen,
+           "argument %d, %s, looks like JSON but is not (%s at column %d): "
+           "fix it, or send it as a string with NAME=TEXT or as a JSON "
+           "string ('\"...\"')",
+           argno, word, e.text, e.column);
+  return NULL;
+}
+
+/* @FILE's contents, for NAME=@FILE and NAME:=@FILE; NULL with the reason
+ * in err. A file larger than a reply jrpc would read is refused. */
+static char *read_param_file(const char *name, const char *file, char *err,
+                             size_t errlen) {
+  FILE *f = fopen(file, "rb");
+  char *text = NULL;
+  size_t len = 0, cap = 0;
+  if (!f) {
+    snprintf(err, errlen, "%s=@%s: %s", name, file, strerror(errno));
+    return NULL;
+  }
+  for (;;) {
+    if (cap - len < 4096) {
+      char *more = cap > JC_PARAM_FILE_MAX ? NULL : realloc(text, cap + 65536);
+      if (!more) {
+        snprintf(err, errlen, "%s=@%s: larger than %u bytes", name, file,
+                 JC_PARAM_FILE_MAX);
+        break;
+      }
+      text = more;
+      cap += 65536;
+    }
+    size_t got = fread(text + len, 1, cap - len - 1, f);
+    len += got;
+    if (got == 0) {
+      if (ferror(f))
+        snprintf(err, errlen, "%s=@%s: %s", name, file, strerror(errno));
+      else if (memchr(text, '\0', len))
+        snprintf(err, errlen, "%s=@%s: a NUL byte: not text", name, file);
+      else {
+        text[len] = '\0';
+        fclose(f);
+        return text;
+      }
+      break;
+    }
+  }
+  fclose(f);
+  free(text);
+  return NULL;
 }
 
 /* "name=" or "name:=" at the start of WORD: the name's length, and in
@@ -159,8 +229,9 @@ static void param_names(const json_t *desc, char *out, size_t cap) {
 }
 
 /* One word added to params (an array or object, created on first use). */
-static int add_word(const char *method, const char *word, const json_t *desc,
-                    json_t **params, char *err, size_t errlen) {
+static int add_word(const char *method, const char *word, int argno, bool files,
+                    const json_t *desc, json_t **params, char *err,
+                    size_t errlen) {
   bool json = false;
   size_t nlen = named_prefix(word, &json);
   if ((nlen && json_is_array(*params)) || (!nlen && json_is_object(*params))) {
@@ -174,7 +245,21 @@ static int add_word(const char *method, const char *word, const json_t *desc,
     *params = nlen ? json_object() : json_array();
   char *name = nlen ? strndup(word, nlen) : NULL;
   const char *text = nlen ? word + nlen + (json ? 2 : 1) : word;
-  json_t *value;
+  char *file_text = NULL;
+  json_t *value = NULL;
+  if (nlen && text[0] == '@' && !files) {
+    snprintf(err, errlen,
+             "%s: NAME=@FILE is for the command line and the prompt: a "
+             "batch line may not read local files into a request",
+             name);
+    goto out;
+  }
+  if (nlen && text[0] == '@') {
+    file_text = read_param_file(name, text + 1, err, errlen);
+    if (!file_text)
+      goto out;
+    text = file_text;
+  }
   if (json) {
     json_error_t e;
     value = json_loads(text, JSON_DECODE_ANY, &e);
@@ -182,8 +267,9 @@ static int add_word(const char *method, const char *word, const json_t *desc,
       snprintf(err, errlen, "%s: the value after := is not JSON: %s", name,
                e.text);
   } else {
-    value = nlen ? json_string(text) : jc_word_value(text);
-    if (!value)
+    value =
+        nlen ? json_string(text) : positional_value(text, argno, err, errlen);
+    if (!value && !*err)
       snprintf(err, errlen, "\"%s\" is not valid UTF-8", word);
   }
   size_t pos = json_array_size(*params);
@@ -206,12 +292,14 @@ static int add_word(const char *method, const char *word, const json_t *desc,
     snprintf(pname, sizeof pname, "%s", n ? n : "?");
     value = fit(p, pname, value, json ? NULL : text, err, errlen);
   }
+out:;
   int rc = value ? 0 : -1;
   if (value && name)
     json_object_set_new(*params, name, value);
   else if (value)
     json_array_append_new(*params, value);
   free(name);
+  free(file_text);
   return rc;
 }
 
@@ -228,12 +316,31 @@ static json_t *by_name(const json_t *desc, json_t *array) {
   return obj;
 }
 
-int jc_build_params(const char *method, int argc, char **argv,
+int jc_build_params(const char *method, int argc, char **argv, bool files,
                     const json_t *desc, json_t **params, char *err,
                     size_t errlen) {
+  bool words_only = false;
   *params = NULL;
+  err[0] = '\0';
   for (int i = 0; i < argc; i++) {
-    if (add_word(method, argv[i], desc, params, err, errlen) < 0) {
+    /* getopt stops at METHOD: a long option after it would otherwise go
+     * out as a param. "--" makes the words after it plain words. */
+    if (!words_only && !strcmp(argv[i], "--")) {
+      words_only = true;
+      continue;
+    }
+    if (!words_only && !strncmp(argv[i], "--", 2) &&
+        isalpha((unsigned char)argv[i][2])) {
+      snprintf(err, errlen,
+               "%s after the method %s: options go before it (or write -- "
+               "first to send it as a word)",
+               argv[i], method);
+      json_decref(*params);
+      *params = NULL;
+      return -1;
+    }
+    if (add_word(method, argv[i], i + 1, files, desc, params, err, errlen) <
+        0) {
       json_decref(*params);
       *params = NULL;
       return -1;

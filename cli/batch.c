@@ -58,8 +58,8 @@ static int read_batch(const char *file, FILE *f, const json_t *doc,
     const char *method = w[first];
     json_t *params;
     const json_t *desc = doc ? jc_checked_method(doc, method) : NULL;
-    if (jc_build_params(method, n - first - 1, w + first + 1, desc, &params,
-                        err, sizeof err) < 0) {
+    if (jc_build_params(method, n - first - 1, w + first + 1, false, desc,
+                        &params, err, sizeof err) < 0) {
       jc_warn("%s:%d: %s", file, lineno, err);
       rc = -1;
     } else {

@@ -149,8 +149,13 @@ void jc_describe_method(const json_t *m, FILE *f) {
     fprintf(f, "\n%s\n", str(m, "description"));
   const char *structure = str(m, "paramStructure");
   const json_t *params = json_object_get(m, "params");
+  /* No params listed means none, unless the server says it takes any. */
+  bool any = !strcmp(str(m, "x-jrpcd-params"), "any");
   fprintf(f, "\nparams%s%s%s:%s\n", *structure ? " (" : "", structure,
-          *structure ? ")" : "", json_array_size(params) ? "" : " none");
+          *structure ? ")" : "",
+          json_array_size(params) ? ""
+          : any                   ? " any (not described: sent as written)"
+                                  : " none");
   json_array_foreach(params, i, p) {
     type_text(json_object_get(p, "schema"), type, sizeof type);
     fprintf(f, "  %-12s %-14s %s", str(p, "name"), type,

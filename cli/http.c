@@ -226,22 +226,43 @@ static int bad(const jc_conn *c, const char *what) {
   return -1;
 }
 
+/* A reply that is not HTTP, beginning LINE: what the port speaks instead
+ * (newline JSON, or a length prefix), and the endpoint that speaks it. */
+static void not_http(const jc_conn *c, const char *line) {
+  const char *desc = jc_endpoint_desc(c->ep), *scheme = c->ssl ? "tls" : "tcp";
+  if (c->buf[0] == '{' || c->buf[0] == '[')
+    jc_warn("%s: the server answers newline-framed JSON, not HTTP (it "
+            "begins %s): use %s://%s",
+            desc, line, scheme, c->ep->tcp);
+  else if (c->buf[0] == '\0')
+    jc_warn("%s: the server answers length-framed JSON, not HTTP: use "
+            "%s://%s with -f length",
+            desc, scheme, c->ep->tcp);
+  else
+    jc_warn("%s: the reply is not HTTP (it begins %s): is the endpoint an "
+            "http listener? (for a newline or length one: tcp://HOST:PORT, "
+            "with -f length for length framing)",
+            desc, line);
+}
+
 /* The head at the start of buf: its length (the body's offset), 0 when
  * not whole yet, -1 on an error said. */
 static long read_head(jc_conn *c, head_t *hd) {
   size_t pos = 0, n;
   const char *l;
   memset(hd, 0, sizeof *hd);
+  if (c->len && c->buf[0] != 'H') { /* a length prefix has no line end */
+    jc_excerpt(c->buf, c->len < 60 ? c->len : 60, hd->line, sizeof hd->line);
+    not_http(c, hd->line);
+    return -1;
+  }
   if (!next_line(c, &pos, &l, &n))
     return c->len > HEAD_MAX ? bad(c, "a status line over 64 KiB") : 0;
   jc_excerpt(l, n, hd->line, sizeof hd->line);
   bool v10 = n >= 8 && !memcmp(l, "HTTP/1.0", 8), keep = false;
   if (n < 12 || memcmp(l, "HTTP/1.", 7) || l[8] != ' ' ||
       !all_of(l + 9, 3, "0123456789") || (n > 12 && l[12] != ' ')) {
-    jc_warn("%s: the reply is not HTTP (it begins %s): is the endpoint an "
-            "http listener? (for a newline or length one: -t HOST:PORT, "
-            "with -f length for length framing)",
-            jc_endpoint_desc(c->ep), hd->line);
+    not_http(c, hd->line);
     return -1;
   }
   hd->status = atoi(l + 9);

@@ -78,6 +78,38 @@ static char *history_file(void) {
   return path;
 }
 
+/* "help" and "?": what the prompt takes, instead of a method named so
+ * (a method named help can still be called: "-- help" or "--id 1 help"). */
+static void prompt_help(void) {
+  fputs("[OPTION]... METHOD [ARG]...   call METHOD (ARGs as on the command "
+        "line)\n"
+        "  options: -n (notify), --id ID, --params JSON, --compact, --raw,\n"
+        "           -r (raw output), -v (show the request), --dry-run, "
+        "--no-check\n"
+        "help, ?                       this list\n"
+        "quit, exit, Ctrl-D            leave\n"
+        "Tab completes method names, then NAME= for the method's params.\n",
+        stdout);
+}
+
+/* One line's words: its options over a copy of O, then the call. */
+static void run_line(const jc_opts *o, jc_conn *keep, const json_t *doc, int n,
+                     char **w) {
+  jc_opts line = *o;
+  line.id = json_incref(o->id);
+  line.params = json_incref(o->params);
+  line.at_prompt = true;
+  int first = jc_line_options(&line, n, w);
+  if (first < 0)
+    fputs("(help lists what the prompt takes)\n", stderr);
+  else if (first == n)
+    jc_warn("no METHOD after the options");
+  else
+    jc_command(&line, keep, doc, n - first, w + first);
+  json_decref(line.id);
+  json_decref(line.params);
+}
+
 int jc_interactive(const jc_opts *o) {
   /* HTTP keeps one connection alive across the lines; newline and length
    * framing end a notification by closing the writing half, so each line
@@ -91,7 +123,9 @@ int jc_interactive(const jc_opts *o) {
   using_history();
   if (hist)
     read_history(hist);
-  fprintf(stderr, "jrpc: %s, %s; METHOD ARG... per line, Ctrl-D ends\n",
+  fprintf(stderr,
+          "jrpc: %s, %s; METHOD ARG... per line, help lists "
+          "more, Ctrl-D ends\n",
           jc_endpoint_desc(&o->ep),
           doc ? "Tab completes methods" : "no rpc.discover: no completion");
   char *line;
@@ -106,9 +140,11 @@ int jc_interactive(const jc_opts *o) {
     } else if (n > 0 && (!strcmp(w[0], "quit") || !strcmp(w[0], "exit"))) {
       jc_free_words(w);
       break;
+    } else if (n == 1 && (!strcmp(w[0], "help") || !strcmp(w[0], "?"))) {
+      prompt_help();
     } else if (n > 0) {
       /* It said what went wrong, if anything. */
-      jc_command(o, keep, doc, n, w);
+      run_line(o, keep, doc, n, w);
     }
     jc_free_words(w);
     fflush(stdout);

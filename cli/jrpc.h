@@ -11,6 +11,7 @@ enum {
   JC_EXIT_TIMEOUT = 3, /* no complete reply within --timeout */
 };
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include <jansson.h>
@@ -22,10 +23,33 @@ enum {
 typedef struct {
   jc_endpoint ep;
   jc_output out;
-  json_t *id;  /* the request id (default 1) */
-  bool notify; /* -n: no id, no reply */
-  bool check;  /* ask rpc.discover and check params (off: --no-check) */
+  json_t *id;     /* the request id (default 1) */
+  json_t *params; /* --params: the whole params, or NULL */
+  bool notify;    /* -n: no id, no reply */
+  bool check;     /* ask rpc.discover and check params (off: --no-check) */
+  bool verbose;   /* -v: the request on stderr as it is sent */
+  bool dry_run;   /* --dry-run: the request on stdout, not sent */
+  bool at_prompt; /* a line at the prompt, not the command line */
 } jc_opts;
+
+/* The call options (callopts.c), on the command line and at the prompt. */
+enum {
+  JC_OPT_ID = 256,
+  JC_OPT_PARAMS,
+  JC_OPT_COMPACT,
+  JC_OPT_RAW,
+  JC_OPT_DRY_RUN,
+  JC_OPT_NO_CHECK,
+  JC_OPT_FIRST_FREE, /* main.c's own options from here */
+};
+#define JC_CALL_SHORTS "nrv"
+extern const struct option jc_call_longs[];
+/* Option C (with its ARG) into O: 0; -1 after saying what is wrong; 1
+ * when C is not a call option. */
+int jc_call_option(jc_opts *o, int c, const char *arg);
+/* The call options at the start of a prompt line's words into O: the
+ * index of METHOD, or -1 after saying what is wrong. */
+int jc_line_options(jc_opts *o, int argc, char **argv);
 
 /* One "METHOD ARG..." call: discovery (when o->check), params, request,
  * reply printed. DOC, when not NULL, is used instead of asking the

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +20,16 @@
 /* The installed config's socket, tried before the built-in config's. */
 #define SYSTEM_SOCKET "/run/jrpcd/jrpcd.sock"
 
-void jc_warn(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("jrpc: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
 static void usage(FILE *f) {
   fputs(
       "usage: jrpc [OPTION]... [URL] METHOD [ARG]...\n"
       "       jrpc [OPTION]... [URL] -l | -d METHOD | --batch FILE | --stdin\n"
       "       jrpc [OPTION]... [URL]      (a prompt, on a terminal)\n"
       "\n"
-      "ARG: a JSON value (a word that is not JSON is a string), by position;\n"
-      "     or NAME=TEXT (a string) and NAME:=JSON, by name.\n"
+      "ARG: a JSON value (a word that is not JSON is a string, unless it\n"
+      "     starts like JSON: {, [, \" or a number), by position; or\n"
+      "     NAME=TEXT (a string) and NAME:=JSON, by name; NAME=@FILE and\n"
+      "     NAME:=@FILE read the value from FILE. Options go before METHOD.\n"
       "\n"
       "  -u, --unix PATH       connect to the Unix socket PATH\n"
       "  -t, --tcp HOST:PORT   connect over TCP\n"
@@ -51,6 +43,15 @@ static void usage(FILE *f) {
       "  -n, --notify          send a notification: no id, no reply\n"
       "      --id ID           the request id (JSON, else a string; "
       "default 1)\n"
+      "      --params JSON     the whole params (an array or object), "
+      "instead of ARGs\n"
+      "  -r, --raw-output      a string result as its text, unquoted\n"
+      "  -v, --verbose         the request on stderr as it is sent\n"
+      "      --dry-run         the request on stdout, not sent (no "
+      "connection)\n"
+      "      --wait[=MS]       retry connecting until the server listens "
+      "(default\n"
+      "                        30000 ms)\n"
       "      --batch FILE      lines of METHOD ARG... as one batch (- is "
       "stdin)\n"
       "      --stdin           JSON requests line by line, replies paired "
@@ -166,16 +167,19 @@ static int parse_int(const char *s, const char *what, int *out) {
   return 0;
 }
 
+/* A usage error: its one line, and where the rest is. */
+static int usage_error(void) {
+  fputs("Try 'jrpc --help' for more.\n", stderr);
+  return JC_EXIT_USAGE;
+}
+
 enum {
-  OPT_ID = 256,
-  OPT_BATCH,
+  OPT_BATCH = JC_OPT_FIRST_FREE,
   OPT_STDIN,
-  OPT_COMPACT,
-  OPT_RAW,
   OPT_COLOR,
   OPT_NO_COLOR,
-  OPT_NO_CHECK,
   OPT_TIMEOUT,
+  OPT_WAIT,
   OPT_CAFILE,
   OPT_CERT,
   OPT_KEY,
@@ -253,23 +257,19 @@ static int read_token(const char *file, char *buf, size_t cap) {
 }
 
 int main(int argc, char **argv) {
-  static const struct option longs[] = {
+  static const struct option own[] = {
       {"unix", required_argument, NULL, 'u'},
       {"tcp", required_argument, NULL, 't'},
       {"endpoint", required_argument, NULL, 'e'},
       {"framing", required_argument, NULL, 'f'},
       {"list", no_argument, NULL, 'l'},
       {"describe", required_argument, NULL, 'd'},
-      {"notify", no_argument, NULL, 'n'},
-      {"id", required_argument, NULL, OPT_ID},
       {"batch", required_argument, NULL, OPT_BATCH},
       {"stdin", no_argument, NULL, OPT_STDIN},
-      {"compact", no_argument, NULL, OPT_COMPACT},
-      {"raw", no_argument, NULL, OPT_RAW},
       {"color", no_argument, NULL, OPT_COLOR},
       {"no-color", no_argument, NULL, OPT_NO_COLOR},
-      {"no-check", no_argument, NULL, OPT_NO_CHECK},
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"wait", optional_argument, NULL, OPT_WAIT},
       {"cafile", required_argument, NULL, OPT_CAFILE},
       {"cert", required_argument, NULL, OPT_CERT},
       {"key", required_argument, NULL, OPT_KEY},
@@ -279,9 +279,21 @@ int main(int argc, char **argv) {
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
-  jc_opts o = {.ep = {.framing = JC_NEWLINE, .timeout_ms = 30000},
-               .check = true};
-  const char *describe = NULL, *batch = NULL, *id_text = NULL;
+  /* jrpc's own options, then the call options the prompt reads too. */
+  enum { OWN = sizeof own / sizeof own[0] - 1 };
+  struct option longs[OWN + 16];
+  size_t ncall = 0;
+  memcpy(longs, own, sizeof own);
+  while (jc_call_longs[ncall++].name)
+    ;
+  memcpy(longs + OWN, jc_call_longs, ncall * sizeof *longs);
+  /* Static, as headers below: an early return for a usage error leaves
+   * --id's and --params' values reachable, not leaked. */
+  static jc_opts o;
+  o = (jc_opts){.ep = {.framing = JC_NEWLINE, .timeout_ms = 30000},
+                .check = true,
+                .id = json_integer(1)};
+  const char *describe = NULL, *batch = NULL;
   bool list = false, passthrough = false;
   int color = -1, c, modes = 0;
   char sockbuf[4200];
@@ -292,8 +304,8 @@ int main(int argc, char **argv) {
   /* '+': options end at METHOD, so "-1" after it is an argument. A URL
    * before METHOD is the endpoint, and options may follow it. */
 options:
-  while ((c = getopt_long(argc, argv, "+u:t:e:f:H:ld:nhV", longs, NULL)) !=
-         -1) {
+  while ((c = getopt_long(argc, argv, "+u:t:e:f:H:ld:hV" JC_CALL_SHORTS, longs,
+                          NULL)) != -1) {
     switch (c) {
     case 'u':
       set_endpoint(&o.ep, NULL, "-u");
@@ -302,7 +314,7 @@ options:
     case 't':
     case 'e':
       if (set_endpoint(&o.ep, optarg, c == 't' ? "-t" : "-e") < 0)
-        return JC_EXIT_USAGE;
+        return usage_error();
       break;
     case 'f':
       framing = optarg;
@@ -314,7 +326,7 @@ options:
         o.ep.framing = JC_HTTP;
       } else {
         jc_warn("-f: \"%s\" is not newline, length or http", optarg);
-        return JC_EXIT_USAGE;
+        return usage_error();
       }
       break;
     case 'l':
@@ -325,12 +337,6 @@ options:
       describe = optarg;
       modes++;
       break;
-    case 'n':
-      o.notify = true;
-      break;
-    case OPT_ID:
-      id_text = optarg;
-      break;
     case OPT_BATCH:
       batch = optarg;
       modes++;
@@ -339,22 +345,18 @@ options:
       passthrough = true;
       modes++;
       break;
-    case OPT_COMPACT:
-      o.out.compact = true;
-      break;
-    case OPT_RAW:
-      o.out.raw = true;
-      break;
     case OPT_COLOR:
     case OPT_NO_COLOR:
       color = c == OPT_COLOR;
       break;
-    case OPT_NO_CHECK:
-      o.check = false;
-      break;
     case OPT_TIMEOUT:
       if (parse_int(optarg, "--timeout", &o.ep.timeout_ms) < 0)
-        return JC_EXIT_USAGE;
+        return usage_error();
+      break;
+    case OPT_WAIT:
+      o.ep.wait_ms = 30000;
+      if (optarg && parse_int(optarg, "--wait", &o.ep.wait_ms) < 0)
+        return usage_error();
       break;
     case OPT_CAFILE:
       o.ep.cafile = optarg;
@@ -367,7 +369,7 @@ options:
       break;
     case 'H':
       if (add_header(optarg, &headers) < 0)
-        return JC_EXIT_USAGE;
+        return usage_error();
       o.ep.headers = headers;
       break;
     case OPT_TOKEN_FILE:
@@ -380,8 +382,9 @@ options:
       printf("jrpc %s\n", JRPC_VERSION);
       return JC_EXIT_OK;
     default:
-      usage(stderr);
-      return JC_EXIT_USAGE;
+      if (c != '?' && jc_call_option(&o, c, optarg) == 0)
+        break;
+      return usage_error();
     }
   }
   if (!url_arg && optind < argc && is_url(argv[optind])) {
@@ -390,22 +393,22 @@ options:
   }
   if (url_arg && (o.ep.unix_path || o.ep.tcp)) {
     jc_warn("%s: an endpoint is given by -u, -t or -e already", url_arg);
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if (url_arg && set_endpoint(&o.ep, url_arg, "URL") < 0)
-    return JC_EXIT_USAGE;
+    return usage_error();
   int nargs = argc - optind;
   if (modes > 1 || (modes && nargs)) {
     jc_warn("-l, -d, --batch, --stdin and a METHOD exclude each other");
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if (!o.ep.unix_path && !o.ep.tcp &&
       default_endpoint(&o.ep, sockbuf, sizeof sockbuf) != 0)
-    return JC_EXIT_USAGE;
+    return JC_EXIT_USAGE; /* not a usage error: --help has nothing on it */
   bool http_url = o.ep.url && jc_is_http_url(o.ep.url);
   if (http_url && framing && strcmp(framing, "http")) {
     jc_warn("-f %s: %s is an HTTP endpoint", framing, o.ep.url);
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if (http_url)
     o.ep.framing = JC_HTTP;
@@ -416,31 +419,31 @@ options:
   if (headers && o.ep.framing != JC_HTTP) {
     jc_warn("-H: headers are for HTTP endpoints (http://, https:// or "
             "-f http)");
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
     jc_warn("--cert and --key are for TLS, which --cafile turns on");
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if (o.ep.cafile && !o.ep.tcp) {
     jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT or an "
             "https:// URL)");
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if (o.ep.url && o.ep.tls && !o.ep.cafile) {
     jc_warn("%s: TLS needs --cafile FILE, the CA that signed the server's "
             "certificate (jrpc does not read the system's trust store yet)",
             o.ep.url);
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   if (o.ep.url && o.ep.tcp && !o.ep.tls && o.ep.cafile) {
     jc_warn("--cafile: %s is plain (https:// and tls:// are over TLS)",
             o.ep.url);
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   o.ep.tls = o.ep.cafile != NULL;
   if (token_file && read_token(token_file, token, sizeof(token)) < 0)
-    return JC_EXIT_USAGE;
+    return usage_error();
   o.ep.token = token_file ? token : getenv("JRPC_TOKEN");
   if (o.ep.token && !*o.ep.token && !token_file)
     o.ep.token = NULL; /* JRPC_TOKEN= set empty: none */
@@ -448,14 +451,14 @@ options:
     jc_warn("%s: not a bearer token (1 to 512 of A-Z a-z 0-9 - . _ ~ + /, "
             "then = padding)",
             token_file ? "--token-file" : "JRPC_TOKEN");
-    return JC_EXIT_USAGE;
+    return usage_error();
   }
   for (const char *l = headers; o.ep.token && l; l = strstr(l, "\r\n")) {
     l += l != headers ? 2 : 0;
     if (!strncasecmp(l, "authorization:", 14)) {
       jc_warn("-H Authorization: and a bearer token (--token-file or "
               "JRPC_TOKEN) both fill that header; give one of them");
-      return JC_EXIT_USAGE;
+      return usage_error();
     }
   }
   /* Newline and length framing have no place for a token: said when it
@@ -465,11 +468,14 @@ options:
             "one is %s framed: not sent",
             o.ep.framing == JC_LENGTH ? "length" : "newline");
   jc_output_init(&o.out, color);
-  o.id = id_text ? jc_word_value(id_text) : json_integer(1);
-  if (!json_is_string(o.id) && !json_is_number(o.id) && !json_is_null(o.id)) {
-    json_decref(o.id);
-    jc_warn("--id: \"%s\" is not a string, number or null", id_text);
-    return JC_EXIT_USAGE;
+  if (o.params && (modes || nargs != 1)) {
+    jc_warn("--params: %s", nargs > 1 ? "the params are given as ARGs too"
+                                      : "give one METHOD after it");
+    return usage_error();
+  }
+  if (o.dry_run && (modes || nargs == 0)) {
+    jc_warn("--dry-run: give a METHOD (it shows the request for one call)");
+    return usage_error();
   }
   int rc;
   if (list || describe) {
@@ -484,9 +490,9 @@ options:
     rc = jc_interactive(&o);
   } else {
     jc_warn("no METHOD (and stdin is not a terminal for the prompt)");
-    usage(stderr);
-    rc = JC_EXIT_USAGE;
+    rc = usage_error();
   }
   json_decref(o.id);
+  json_decref(o.params);
   return rc;
 }

@@ -4,6 +4,7 @@
 #include "output.h"
 #include "jrpc.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,15 @@
 #define C_LIT "\033[35m"
 #define C_ERR "\033[31;1m"
 #define C_OFF "\033[0m"
+
+void jc_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("jrpc: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
 
 void jc_output_init(jc_output *o, int force) {
   const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
@@ -120,8 +130,15 @@ int jc_print_response(const json_t *resp, const char *raw, const jc_output *o) {
     fflush(stdout);
     return err ? JC_EXIT_RPC : JC_EXIT_OK;
   }
+  const json_t *result = json_object_get(resp, "result");
+  if (!err && o->raw_output && json_is_string(result)) {
+    fwrite(json_string_value(result), 1, json_string_length(result), stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    return JC_EXIT_OK;
+  }
   if (!err) {
-    jc_print_json(stdout, json_object_get(resp, "result"), o);
+    jc_print_json(stdout, result, o);
     fflush(stdout);
     return JC_EXIT_OK;
   }

@@ -9,9 +9,10 @@
 #include <jansson.h>
 
 typedef struct {
-  bool compact; /* one line instead of indented */
-  bool raw;     /* the response's bytes as received */
-  bool color;   /* ANSI colours (decided by jc_output_init) */
+  bool compact;    /* one line instead of indented */
+  bool raw;        /* the response's bytes as received */
+  bool raw_output; /* -r: a string result as its text, unquoted */
+  bool color;      /* ANSI colours (decided by jc_output_init) */
 } jc_output;
 
 /* Colour when stdout is a terminal, NO_COLOR is unset or empty and

@@ -35,30 +35,130 @@ void jc_tls_free(jc_conn *c) {
 #else
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
-/* Why the last OpenSSL call failed, in a person's words. */
+/* Why the last OpenSSL call failed, in a person's words: the causes a
+ * user can fix (a CA, a name, a client certificate) named with the option
+ * that fixes them, else OpenSSL's own reason. */
 static const char *why(const jc_conn *c) {
+  static char text[600];
+  const jc_endpoint *ep = c->ep;
   long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
-  if (v != X509_V_OK)
+  const char *fault, *what;
+  switch (v) {
+  case X509_V_OK:
+    fault = what = NULL;
+    break;
+  case X509_V_ERR_HOSTNAME_MISMATCH:
+  case X509_V_ERR_IP_ADDRESS_MISMATCH:
+    fault = "is not for the name or address connected to";
+    what = ep->tcp;
+    break;
+  case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+  case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+  case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+  case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    fault = "is not signed by a CA in --cafile";
+    what = ep->cafile;
+    break;
+  default:
     return X509_verify_cert_error_string(v);
+  }
+  if (fault) {
+    snprintf(text, sizeof text, "%s: the server's certificate %s (%s)",
+             X509_verify_cert_error_string(v), fault, what);
+    return text;
+  }
+  /* Over TLS 1.3 the server's alert may come after the handshake, or be
+   * lost to a reset while we write: its request for a certificate is
+   * what tells. */
+  if (c->cert_asked)
+    return "the server wants a client certificate: give --cert FILE (and "
+           "--key FILE)";
   unsigned long e = ERR_peek_last_error();
+  switch (e && ERR_GET_LIB(e) == ERR_LIB_SSL ? ERR_GET_REASON(e) : 0) {
+  case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+  case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+  case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    if (ep->cert) {
+      snprintf(text, sizeof text,
+               "the server refused our client certificate (--cert %s): it "
+               "is not signed by the CA the listener trusts "
+               "(tls_client_ca)",
+               ep->cert);
+      return text;
+    }
+    break;
+  case SSL_R_UNEXPECTED_EOF_WHILE_READING:
+    /* jrpcd's plain listeners close on a ClientHello without a word. */
+    if (SSL_is_init_finished(c->ssl))
+      break;
+    return "the server closed the connection in the handshake: is this a "
+           "TLS listener? (a plain one: tcp:// or http://, without "
+           "--cafile)";
+  case SSL_R_WRONG_VERSION_NUMBER:
+  case SSL_R_PACKET_LENGTH_TOO_LONG:
+    return "the server does not speak TLS on this port (a plain listener? "
+           "then tcp:// or http://, without --cafile)";
+  }
   const char *r = e ? ERR_reason_error_string(e) : NULL;
   return r ? r : "the connection ended";
 }
 
+/* --cafile FILE could not be loaded: unreadable, or no CA in it. */
+static void bad_cafile(const char *file) {
+  FILE *f = fopen(file, "r");
+  if (!f) {
+    jc_warn("--cafile %s: %s", file, strerror(errno));
+    return;
+  }
+  fclose(f);
+  jc_warn("--cafile %s: no PEM certificate in it (a CA certificate, "
+          "\"-----BEGIN CERTIFICATE-----\", is needed)",
+          file);
+}
+
+/* Called when the server asks for a client certificate and none was
+ * given: noted for why(), and the handshake goes on without one. */
+static int no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key) {
+  jc_conn *c = SSL_get_app_data(ssl);
+  (void)cert, (void)key;
+  c->cert_asked = true;
+  return 0;
+}
+
+/* A write failed because the server closed: its reason, an alert sent
+ * before it closed (a client certificate refused, over TLS 1.3, comes
+ * after our handshake ended), may wait unread; reading it puts it where
+ * why() looks. Briefly: the alert was sent before the close. */
+static void read_alert(jc_conn *c) {
+  struct pollfd p = {.fd = c->fd, .events = POLLIN};
+  int ms = jc_remaining_ms(c);
+  char byte;
+  size_t got;
+  if (poll(&p, 1, ms < 200 ? ms : 200) == 1) {
+    ERR_clear_error();
+    (void)SSL_read_ex(c->ssl, &byte, 1, &got);
+  }
+}
+
 /* After an SSL call returned rc: wait as it asks (0), or fail. */
 static int wait_as_asked(jc_conn *c, int rc, const char *doing) {
-  switch (SSL_get_error(c->ssl, rc)) {
+  int e = SSL_get_error(c->ssl, rc);
+  switch (e) {
   case SSL_ERROR_WANT_READ:
     return jc_wait(c, POLLIN, doing);
   case SSL_ERROR_WANT_WRITE:
     return jc_wait(c, POLLOUT, doing);
   default:
+    if (e == SSL_ERROR_SYSCALL && !ERR_peek_error())
+      read_alert(c);
     jc_warn("%s: TLS %s: %s", jc_endpoint_desc(c->ep), doing, why(c));
     return JC_ERR;
   }
@@ -75,7 +175,7 @@ int jc_tls_start(jc_conn *c, const char *host) {
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
   int ok = SSL_CTX_load_verify_locations(ctx, ep->cafile, NULL) == 1;
   if (!ok)
-    jc_warn("--cafile %s: %s", ep->cafile, why(c));
+    bad_cafile(ep->cafile);
   if (ok && ep->cert) {
     ok = SSL_CTX_use_certificate_chain_file(ctx, ep->cert) == 1;
     if (!ok)
@@ -88,10 +188,13 @@ int jc_tls_start(jc_conn *c, const char *host) {
     if (!ok)
       jc_warn("--key %s: not the key of --cert %s (%s)", key, ep->cert, why(c));
   }
+  if (!ep->cert)
+    SSL_CTX_set_client_cert_cb(ctx, no_client_cert);
   c->ssl = ok ? SSL_new(ctx) : NULL;
   SSL_CTX_free(ctx); /* the session holds what it needs */
   if (!c->ssl)
     return JC_ERR;
+  SSL_set_app_data(c->ssl, c);
   /* The server must be the one named: its address, or its DNS name. */
   unsigned char ip[16];
   X509_VERIFY_PARAM *param = SSL_get0_param(c->ssl);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -90,6 +91,37 @@ static int split_hostport(char *copy, char **host, char **port) {
   return **host && **port ? 0 : -1;
 }
 
+/* Why a connect failed, in terms of what to do about it. */
+static void explain_connect(const jc_conn *c, int err) {
+  const char *where = jc_endpoint_desc(c->ep), *path = c->ep->unix_path;
+  const char *whose = c->ep->default_path
+                          ? "jrpc's default socket; -u PATH or JRPC_URL "
+                            "names another"
+                          : "is jrpcd running, and is this its socket?";
+  struct stat st;
+  if (path && err == ENOENT) {
+    jc_warn("cannot connect to %s: no daemon listening: there is no socket "
+            "there (%s)",
+            where, whose);
+  } else if (path && err == ECONNREFUSED) {
+    jc_warn("cannot connect to %s: no daemon listening: the socket file is "
+            "left from one that stopped (%s)",
+            where, whose);
+  } else if (err == ECONNREFUSED) {
+    jc_warn("cannot connect to %s: no daemon listening on that port (is "
+            "jrpcd running, with a listener there?)",
+            where);
+  } else if (path && (err == EACCES || err == EPERM) && stat(path, &st) == 0) {
+    jc_warn("cannot connect to %s: permission denied: the socket is mode "
+            "%04o, owner uid %u, group gid %u, and you are uid %u (the "
+            "listener's mode and group decide who may connect)",
+            where, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+            (unsigned)st.st_gid, (unsigned)geteuid());
+  } else {
+    jc_warn("cannot connect to %s: %s", where, strerror(err));
+  }
+}
+
 /* A non-blocking connect to one address, finished within the deadline. */
 static int connect_addr(jc_conn *c, int family, const struct sockaddr *sa,
                         socklen_t salen) {
@@ -111,7 +143,9 @@ static int connect_addr(jc_conn *c, int family, const struct sockaddr *sa,
     if (err == 0)
       return JC_OK;
   }
-  jc_warn("cannot connect to %s: %s", jc_endpoint_desc(c->ep), strerror(err));
+  c->nobody = err == ENOENT || err == ECONNREFUSED;
+  if (!(c->nobody && c->retrying))
+    explain_connect(c, err);
   close(c->fd);
   c->fd = -1;
   return JC_ERR;
@@ -195,14 +229,37 @@ int jc_remaining_ms(const jc_conn *c) {
   return remaining_ms(c);
 }
 
+/* Whether the --wait deadline is still ahead. */
+static bool waiting(const jc_conn *c) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec < c->wait_until.tv_sec ||
+         (now.tv_sec == c->wait_until.tv_sec &&
+          now.tv_nsec < c->wait_until.tv_nsec);
+}
+
 int jc_connect(jc_conn *c, const jc_endpoint *ep) {
   memset(c, 0, sizeof *c);
   c->fd = -1;
   c->ep = ep;
   /* A server that closes while we write must give an error, not kill us. */
   signal(SIGPIPE, SIG_IGN);
-  jc_rearm(c);
-  return ep->unix_path ? connect_unix(c) : connect_tcp(c);
+  clock_gettime(CLOCK_MONOTONIC, &c->wait_until);
+  c->wait_until.tv_sec += ep->wait_ms / 1000;
+  c->wait_until.tv_nsec += (long)(ep->wait_ms % 1000) * 1000000;
+  if (c->wait_until.tv_nsec >= 1000000000) {
+    c->wait_until.tv_sec++;
+    c->wait_until.tv_nsec -= 1000000000;
+  }
+  for (;;) {
+    /* --wait: quiet while nothing listens, the last refusal said. */
+    c->retrying = ep->wait_ms > 0 && waiting(c);
+    jc_rearm(c);
+    int st = ep->unix_path ? connect_unix(c) : connect_tcp(c);
+    if (st != JC_ERR || !c->nobody || !c->retrying)
+      return st;
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000000}, NULL);
+  }
 }
 
 /* The socket closed and what was read from it dropped; the buffer is
@@ -279,6 +336,34 @@ void jc_send_done(jc_conn *c) {
     shutdown(c->fd, SHUT_WR);
 }
 
+/* Whether the first bytes of a reply show another framing than ours (a
+ * stream port answering HTTP, newline JSON on a length port, a length
+ * prefix on a newline port): said, with what to use instead. */
+static bool wrong_framing(const jc_conn *c) {
+  const char *b = c->buf, *desc = jc_endpoint_desc(c->ep);
+  const char *tls = c->ssl ? "https" : "http";
+  const char *host = c->ep->tcp ? c->ep->tcp : "HOST:PORT";
+  if (c->len >= 5 && !memcmp(b, "HTTP/", 5)) {
+    jc_warn("%s: the server answers in HTTP: this is an http listener; use "
+            "%s://%s/ as the endpoint",
+            desc, tls, host);
+    return true;
+  }
+  if (c->ep->framing == JC_LENGTH && (b[0] == '{' || b[0] == '[')) {
+    jc_warn("%s: the server answers newline-framed JSON, not length-framed: "
+            "leave out -f length",
+            desc);
+    return true;
+  }
+  if (c->ep->framing == JC_NEWLINE && c->len >= 4 && b[0] == '\0') {
+    jc_warn("%s: the reply begins with a 4-byte length, not JSON: this "
+            "listener has framing = length; add -f length",
+            desc);
+    return true;
+  }
+  return false;
+}
+
 /* The length of a complete frame at the start of buf (prefix, newline or
  * HTTP head included) in *total and of its payload in *n: 1, or 2 for an
  * HTTP response without a reply (204); 0 if incomplete, -1 on an error
@@ -294,6 +379,8 @@ static int complete_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
     *total = c->resp.total;
     return kind;
   }
+  if (wrong_framing(c))
+    return -1;
   if (c->ep->framing == JC_LENGTH) {
     if (c->len < 4)
       return 0;

@@ -24,6 +24,8 @@ typedef struct {
   bool default_path;
   jc_framing framing;
   int timeout_ms; /* for everything from connecting to the last reply */
+  /* --wait: how long to keep trying while nothing listens (0: once). */
+  int wait_ms;
   /* TLS (tcp only; -t with --cafile, or https://): the server's
    * certificate must verify against cafile; cert and key (key defaults to
    * cert) are ours. */
@@ -56,6 +58,12 @@ typedef struct {
   } resp;
   unsigned pending;
   bool used, closing;
+  /* --wait: until when a refused connect is tried again, quietly; and
+   * whether the last connect found nothing listening. */
+  struct timespec wait_until;
+  bool retrying, nobody;
+  /* TLS: the server asked for a client certificate and we had none. */
+  bool cert_asked;
 } jc_conn;
 
 /* Results of the calls below; errors have been reported on stderr. */

@@ -8,7 +8,8 @@ below in MODE "discover" and -32601 in every other mode. Other methods:
   discover, plain  the result is {"method": ..., "params": ...} as received,
                    so a test sees what jrpc sent; batches get one such
                    response per request with an id, in reverse order (as
-                   JSON-RPC allows: the client must pair them by id)
+                   JSON-RPC allows: the client must pair them by id);
+                   "say" answers with its first param (a string for -r)
   garbage          a line that is not JSON
   truncated        half a response, then the connection closes
   wrongid          a well-formed response with id 999
@@ -70,6 +71,9 @@ def response(req, mode):
             return {"jsonrpc": "2.0", "result": DOC, "id": rid}
         return {"jsonrpc": "2.0", "id": rid,
                 "error": {"code": -32601, "message": "Method not found"}}
+    if req.get("method") == "say" and req.get("params"):
+        # Its first param back as the result: a string for jrpc -r.
+        return {"jsonrpc": "2.0", "result": req["params"][0], "id": rid}
     result = {"method": req.get("method")}
     if "params" in req:
         result["params"] = req["params"]

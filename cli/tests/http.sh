@@ -75,6 +75,15 @@ framing = http
 tls_cert = $T/server.pem
 tls_key = $T/server.key
 tokens_file = $T/tokens
+[listen mtls]
+tcp = 127.0.0.1:$MTLS
+tls_cert = $T/server.pem
+tls_key = $T/server.key
+tls_client_ca = $T/ca.pem
+[listen misnamed]
+tcp = 127.0.0.1:$MIS
+tls_cert = $T/misnamed.pem
+tls_key = $T/misnamed.key
 EOF
   fi
 }
@@ -83,6 +92,7 @@ EOF
 # jrpc_lib.sh, runs it again for each attempt).
 ports_and_conf() {
   WEB=$(free_port) WEB6=$(free_port) TOK=$(free_port) LINE=$(free_port) SEC=$(free_port)
+  MTLS=$(free_port) MIS=$(free_port)
   write_conf
 }
 
@@ -182,6 +192,13 @@ test_completion() {
     COMP_WORDS=(jrpc --token-file "$2" "$3" math.d); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
   ' _ "$ROOT/cli/jrpc.bash-completion" "$T/app.token" "http://127.0.0.1:$TOK/" 2>&1) || true
   expect_eq "bash completion: methods through a URL and --token-file" "$got" "math.divide"
+  ((TLS)) || return 0
+  # shellcheck disable=SC2016 # the inner script expands its own $1...
+  got=$(PATH="$(dirname "$JRPC"):$PATH" timeout 30 bash -c '
+    source "$1"
+    COMP_WORDS=(jrpc --token-file "$2" --cafile "$3" "$4" math.divide ""); COMP_CWORD=7; _jrpc; echo "${COMPREPLY[*]}"
+  ' _ "$ROOT/cli/jrpc.bash-completion" "$T/app.token" "$T/ca.pem" "https://127.0.0.1:$SEC/" 2>&1) || true
+  expect_eq "bash completion: param names through https:// with --cafile" "$got" "a= b="
 }
 
 # Several requests of one run share a connection; one jrpcd closed while
@@ -283,6 +300,50 @@ test_tls() {
   run tls_url_no_ca "tls://127.0.0.1:$SEC" math.add 1 2
   expect tls_url_no_ca 2 "" "tls://127.0.0.1:$SEC: TLS needs --cafile FILE"
   expect_no_token tls_call tls_batch
+  test_tls_failures
+}
+
+# Issue 25 point 3: each TLS failure a user can fix, named with its fix.
+test_tls_failures() {
+  local mtls=tls://127.0.0.1:$MTLS
+  run tls_wants_cert --cafile "$T/ca.pem" "$mtls" math.add 1 2
+  expect tls_wants_cert 2 "" "the server wants a client certificate: give --cert FILE (and --key FILE)"
+  expect_in tls_wants_cert err "$mtls: TLS " || true
+  run tls_client_cert --cafile "$T/ca.pem" --cert "$T/alice.pem" --key "$T/alice.key" "$mtls" math.add 1 2
+  expect tls_client_cert 0 3
+  run tls_stranger --cafile "$T/ca.pem" --cert "$T/stranger.pem" --key "$T/stranger.key" "$mtls" math.add 1 2
+  expect tls_stranger 2 "" "the server refused our client certificate (--cert $T/stranger.pem): it is not signed by the CA the listener trusts (tls_client_ca)"
+  run tls_other_ca --cafile "$T/stranger.pem" "$mtls" math.add 1 2
+  expect tls_other_ca 2 "" "the server's certificate is not signed by a CA in --cafile ($T/stranger.pem)"
+  expect_in tls_other_ca err "$mtls: TLS handshake: " || true
+  run tls_misnamed --cafile "$T/ca.pem" "tls://127.0.0.1:$MIS" math.add 1 2
+  expect tls_misnamed 2 "" "the server's certificate is not for the name or address connected to (127.0.0.1:$MIS)"
+  run tls_cafile_missing --cafile "$T/none.pem" "$mtls" math.add 1 2
+  expect tls_cafile_missing 2 "" "--cafile $T/none.pem: No such file or directory"
+  run tls_cafile_garbage --cafile "$T/tokens" "$mtls" math.add 1 2
+  expect tls_cafile_garbage 2 "" "--cafile $T/tokens: no PEM certificate in it"
+  run tls_plain_port --cafile "$T/ca.pem" "tls://127.0.0.1:$LINE" math.add 1 2
+  expect tls_plain_port 2 "" "the server closed the connection in the handshake: is this a TLS listener? (a plain one: tcp:// or http://, without --cafile)"
+  # A plain server that answers a ClientHello in plain text, as web
+  # servers do.
+  local port
+  port=$(free_port)
+  start_bg "a plain-text server" "-e $T/plain.ready" python3 -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(4)
+open(sys.argv[2], "w").close()
+while True:
+    c, _ = s.accept()
+    c.recv(4096)
+    c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    c.close()
+' "$port" "$T/plain.ready"
+  run tls_plain_text --cafile "$T/ca.pem" "tls://127.0.0.1:$port" math.add 1 2
+  expect tls_plain_text 2 "" "the server does not speak TLS on this port (a plain listener? then tcp:// or http://, without --cafile)"
+  stop_bg "$BG_PID"
 }
 
 # What jrpcd never sends, from fake_http.py on a Unix socket (-f http).
@@ -327,7 +388,12 @@ test_replies() {
 
 test_misuse() {
   run not_http "http://127.0.0.1:$LINE/" math.add 1 2
-  expect not_http 2 "" "the reply is not HTTP (it begins {\"jsonrpc\":\"2.0\""
+  expect not_http 2 "" "the server answers newline-framed JSON, not HTTP (it begins {\"jsonrpc\":\"2.0\""
+  expect_in not_http err "): use tcp://127.0.0.1:$LINE" || true
+  run http_on_stream -t "127.0.0.1:$WEB" math.add 1 2
+  expect http_on_stream 2 "" "tcp:127.0.0.1:$WEB: the server answers in HTTP: this is an http listener; use http://127.0.0.1:$WEB/ as the endpoint"
+  run http_on_length -t "127.0.0.1:$WEB" -f length math.add 1 2
+  expect http_on_length 2 "" "the server answers in HTTP: this is an http listener; use http://127.0.0.1:$WEB/ as the endpoint"
   run url_twice -u "$T/jrpcd.sock" "http://127.0.0.1:$WEB/" math.add 1 2
   expect url_twice 2 "" "http://127.0.0.1:$WEB/: an endpoint is given by -u, -t or -e already"
   run url_framing -f length "http://127.0.0.1:$WEB/" math.add 1 2
@@ -377,6 +443,10 @@ main() {
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
       -keyout "$T/ca.key" -out "$T/ca.pem" -days 2 -subj "/CN=test-ca" 2>/dev/null
     mkcert server localhost "IP:127.0.0.1,DNS:localhost"
+    mkcert misnamed elsewhere.example "DNS:elsewhere.example"
+    mkcert alice alice "DNS:alice.example"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout "$T/stranger.key" -out "$T/stranger.pem" -days 2 -subj "/CN=stranger" 2>/dev/null
   fi
   "$JRPCD" --hash-token app 2>"$T/app.token" >"$T/tokens"
   "$JRPCD" --hash-token other 2>"$T/other.token" >/dev/null

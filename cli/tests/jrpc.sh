@@ -136,12 +136,6 @@ test_endpoints() {
   expect bad_framing 2 "" '-f: "lines" is not newline, length or http'
   run bad_tcp -t nocolon math.add 1 2
   expect bad_tcp 2 "" '"nocolon" is not HOST:PORT'
-  run dead -u "$T/nothing.sock" math.add 1 2
-  expect dead 2 "" "cannot connect to unix:$T/nothing.sock: No such file or directory"
-  # A socket file nobody listens on any more.
-  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/stale.sock"
-  run stale -u "$T/stale.sock" math.add 1 2
-  expect stale 2 "" "cannot connect to unix:$T/stale.sock: Connection refused"
   run timeout --timeout 300 sleep.ms 5000
   expect timeout 3 "" "timed out after 300 ms waiting for the reply"
   run no_method_no_tty
@@ -153,6 +147,130 @@ test_endpoints() {
   run two_modes -l math.add
   expect two_modes 2 "" "exclude each other"
   test_token
+}
+
+# Issue 25 point 2: nothing wrong passes silently, and the call options.
+test_nothing_silent() {
+  export JRPC_SOCKET=$T/jrpcd.sock
+  run json_typo kv.set cfg '{"retries": 3,}'
+  expect json_typo 2 "" 'argument 2, {"retries": 3,}, looks like JSON but is not'
+  expect_in json_typo err "send it as a string with NAME=TEXT or as a JSON string" || true
+  expect_in json_typo err "Try 'jrpc --help' for more." || true
+  run number_typo echo 1.2.3
+  expect number_typo 2 "" "argument 1, 1.2.3, looks like JSON but is not"
+  run quote_typo echo '"unclosed'
+  expect quote_typo 2 "" 'argument 1, "unclosed, looks like JSON but is not'
+  run json_as_text --compact echo 'cfg={"retries": 3,}'
+  expect json_as_text 0 '{"cfg":"{\"retries\": 3,}"}'
+  run words_as_text --compact echo '"1.2.3"' -5 x-1 .x
+  expect words_as_text 0 '["1.2.3",-5,"x-1",".x"]'
+  run option_after echo x --compact
+  expect option_after 2 "" "--compact after the method echo: options go before it (or write -- first to send it as a word)"
+  run dashdash --compact echo -- x --compact
+  expect dashdash 0 '["x","--compact"]'
+  run verbose -v --compact math.add 1 2
+  expect verbose 0 3 'jrpc: sending {"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}'
+  RC=0
+  JRPC_SOCKET=$T/nothing.sock timeout 30 "$JRPC" --dry-run --id 5 echo a=1 >"$T/dry_run.out" 2>"$T/dry_run.err" || RC=$?
+  expect dry_run 0 '{"jsonrpc":"2.0","method":"echo","params":{"a":"1"},"id":5}'
+  printf 'two\nlines "quoted"\n' >"$T/param.txt"
+  printf '{"k": [1, 2]}\n' >"$T/param.json"
+  run at_file --compact echo "text=@$T/param.txt" "obj:=@$T/param.json"
+  expect at_file 0 '{"text":"two\nlines \"quoted\"\n","obj":{"k":[1,2]}}'
+  printf 'echo a=1\necho "secret=@%s"\n' "$T/param.txt" >"$T/batch_at.txt"
+  run batch_at --batch "$T/batch_at.txt"
+  expect batch_at 2 "" "batch_at.txt:2: secret: NAME=@FILE is for the command line and the prompt: a batch line may not read local files into a request"
+  run at_missing echo "text=@$T/none.txt"
+  expect at_missing 2 "" "text=@$T/none.txt: No such file or directory"
+  run params_whole --compact --params '{"a":[1,{"b":null}]}' echo
+  expect params_whole 0 '{"a":[1,{"b":null}]}'
+  run params_and_args --params '[1]' echo 2
+  expect params_and_args 2 "" "--params: the params are given as ARGs too"
+  run params_scalar --params 3 echo
+  expect params_scalar 2 "" "--params: 3 is neither an array nor an object"
+  run raw_output_number -r math.add 1 2
+  expect raw_output_number 0 3
+  run describe_any -d echo
+  expect_in describe_any out "params (either): any (not described: sent as written)" &&
+    pass "describe_any: -d echo says it takes any params"
+  run describe_stats -d rpc.stats
+  expect describe_stats 0 'rpc.stats
+
+params: any (not described: sent as written)'
+  run typo math.ad 1 2
+  expect typo 1 "" "error -32601: Method not found"
+  expect_in typo err "did you mean math.add? (jrpc -l lists the methods)" || true
+  run typo_far zzzzzz 1 2
+  expect typo_far 1 "" "error -32601: Method not found"
+  expect_not_in typo_far err "did you mean" || true
+  run typo_describe -d math.multipyl
+  expect typo_describe 1 "" "did you mean math.multiply?"
+  run usage_short --no-such-option
+  expect usage_short 2 "" "Try 'jrpc --help' for more."
+  expect_eq "usage_short: stderr is two lines, not the help" "$(wc -l <"$T/usage_short.err")" 2
+  run usage_timeout --timeout x math.add 1 2
+  expect_eq "usage_timeout: two lines" "$(wc -l <"$T/usage_timeout.err")" 2
+}
+
+# --wait: jrpc tries again while nothing listens, and gives up at MS.
+test_wait() {
+  local pid
+  rm -f "$T/late.sock"
+  bash -c 'sleep 0.7; exec python3 "$1" discover "$2"' _ "$here/fake_server.py" "$T/late.sock" &
+  pid=$!
+  DAEMON_PIDS+=("$pid")
+  run wait_late --wait=10000 -u "$T/late.sock" -r say 'a "quoted" text'
+  expect wait_late 0 'a "quoted" text'
+  run raw_output_quoted -u "$T/late.sock" say 'a "quoted" text'
+  expect raw_output_quoted 0 '"a \"quoted\" text"'
+  run raw_output_object -u "$T/late.sock" -r --compact ping
+  expect raw_output_object 0 '{"method":"ping"}'
+
+  stop_bg "$pid"
+  local start=$SECONDS
+  run wait_gone --wait=400 -u "$T/late.sock" ping
+  expect wait_gone 2 "" "cannot connect to unix:$T/late.sock: no daemon listening"
+  expect_eq "wait_gone: one message" "$(grep -c 'cannot connect' "$T/wait_gone.err")" 1
+  ((SECONDS - start < 10)) || fail "wait_gone: took $((SECONDS - start))s"
+  run wait_bad --wait=0 ping
+  expect wait_bad 2 "" '--wait: "0" is not a number of milliseconds'
+}
+
+# Issue 25 point 3: connection failures in the user's terms.
+test_failures() {
+  run dead -u "$T/nothing.sock" math.add 1 2
+  expect dead 2 "" "cannot connect to unix:$T/nothing.sock: no daemon listening: there is no socket there (is jrpcd running, and is this its socket?)"
+  # A socket file nobody listens on any more.
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/stale.sock"
+  run stale -u "$T/stale.sock" math.add 1 2
+  expect stale 2 "" "cannot connect to unix:$T/stale.sock: no daemon listening: the socket file is left from one that stopped"
+  run tcp_refused -t "127.0.0.1:$(free_port)" math.add 1 2
+  expect tcp_refused 2 "" "no daemon listening on that port (is jrpcd running, with a listener there?)"
+  # Permission: a socket file without write permission for the caller
+  # (root passes mode bits, so root asks as nobody).
+  mkdir -p "$T/pub"
+  chmod 0755 "$T/pub"
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/pub/perm.sock"
+  RC=0
+  if ((EUID == 0)); then
+    chmod 0600 "$T/pub/perm.sock"
+    chmod 0711 "$T"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups timeout 30 "$JRPC" -u "$T/pub/perm.sock" math.add 1 2 \
+      >"$T/perm.out" 2>"$T/perm.err" || RC=$?
+    chmod 0700 "$T"
+  else
+    chmod 0000 "$T/pub/perm.sock"
+    timeout 30 "$JRPC" -u "$T/pub/perm.sock" math.add 1 2 >"$T/perm.out" 2>"$T/perm.err" || RC=$?
+  fi
+  expect perm 2 "" "cannot connect to unix:$T/pub/perm.sock: permission denied: the socket is mode 0"
+  expect_in perm err "the listener's mode and group decide who may connect" || true
+  # A framing other than the listener's.
+  run want_length -t "127.0.0.1:$TCPLEN" math.add 1 2
+  expect want_length 2 "" "tcp:127.0.0.1:$TCPLEN: the reply begins with a 4-byte length, not JSON: this listener has framing = length; add -f length"
+  run want_newline -t "127.0.0.1:$TCP" -f length math.add 1 2
+  expect want_newline 2 "" "tcp:127.0.0.1:$TCP: the server answers newline-framed JSON, not length-framed: leave out -f length"
+  run http_on_length "http://127.0.0.1:$TCPLEN/" math.add 1 2
+  expect http_on_length 2 "" "the server answers length-framed JSON, not HTTP: use tcp://127.0.0.1:$TCPLEN with -f length"
 }
 
 # --token-file and JRPC_TOKEN: checked, and said unsent to a newline or
@@ -410,6 +528,30 @@ test_interactive() {
     fail "prompt: no colour on a terminal without NO_COLOR"
     show "$T/pty2.err"
   fi
+  # help and ? are the prompt's own; call options start a line.
+  if printf '%s\n' 'expect jrpc> ' 'send help\r' 'expect quit, exit, Ctrl-D' \
+    'expect jrpc> ' 'send ?\r' 'expect Tab completes method names' \
+    'expect jrpc> ' 'send -n ping\r' 'expect jrpc> ' \
+    'send --id 7 -v --compact say hi\r' 'expect sending {"jsonrpc":"2.0","method":"say","params":["hi"],"id":7}' \
+    'expect "hi"' 'expect jrpc> ' 'send -r say "two words"\r' 'expect two words\r\n' \
+    'expect jrpc> ' 'send say x --compact\r' 'expect --compact after the method say: options go before it' \
+    'expect (help lists what the prompt takes)' 'expect jrpc> ' 'send --bogus say\r' \
+    "expect unrecognized option '--bogus'" 'expect jrpc> ' 'send -- help\r' 'expect "method": "help"' \
+    'expect jrpc> ' 'send say 1\r' 'expect 1\r\n' 'expect jrpc> ' 'eof' |
+    NO_COLOR=1 JRPC_HISTORY='' timeout 60 python3 "$here/pty_session.py" "$JRPC" -u "$sock" >"$T/pty4.out" 2>"$T/pty4.err"; then
+    pass "prompt: help, ?, and call options on a line"
+  else
+    fail "prompt: help and call options"
+    show "$T/pty4.err"
+  fi
+  # The notification (-n ping) got no reply printed, and the options of
+  # one line did not stay for the next (say 1 is indented, not compact).
+  if grep -q '"method": "\(ping\|-n\)"' "$T/pty4.out" || grep -q 'sending.*"params":\[1\]' "$T/pty4.out"; then
+    fail "prompt: -n was not a notification, or -v stayed on"
+    show "$T/pty4.out"
+  else
+    pass "prompt: -n sends a notification; a line's options are its own"
+  fi
   # A server without rpc.discover: the prompt works, Tab completes nothing.
   if printf '%s\n' 'expect no rpc.discover: no completion' 'expect jrpc> ' 'send math.a\t\r' \
     'expect error -32601: Method not found' 'send quit\r' |
@@ -422,7 +564,8 @@ test_interactive() {
   stop_bg "$BG_PID"
 }
 
-# The installed bash completion: method names through jrpc -l.
+# The installed bash completion: method names through jrpc -l, then the
+# method's param names through jrpc -d.
 test_bash_completion() {
   start_fake discover
   local got
@@ -432,27 +575,30 @@ test_bash_completion() {
     COMP_WORDS=(jrpc ma); COMP_CWORD=1; _jrpc; echo "${COMPREPLY[*]}"
     COMP_WORDS=(jrpc --com); COMP_CWORD=1; _jrpc; echo "${COMPREPLY[*]}"
     COMP_WORDS=(jrpc -u "$JRPC_SOCKET" g); COMP_CWORD=3; _jrpc; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(jrpc -u "$JRPC_SOCKET" greet ""); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(jrpc --compact greet name=x l); COMP_CWORD=4; _jrpc; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(jrpc greet name=b); COMP_CWORD=2; _jrpc; echo "[${COMPREPLY[*]}]"
   ' _ "$T/root/share/bash-completion/completions/jrpc" 2>&1) || true
-  if [[ $got == $'math.add\n--compact\ngreet' ]]; then
-    pass "bash completion: methods and options"
+  if [[ $got == $'math.add\n--compact\ngreet\nname= loud= times=\nloud=\n[]' ]]; then
+    pass "bash completion: methods, options and param names"
   else
     fail "bash completion: got: $got"
   fi
   stop_bg "$BG_PID"
 }
 
-# jrpc(1) documents every long option of cli/main.c.
+# jrpc(1) documents every long option of cli/main.c and cli/callopts.c.
 test_man_options() {
   local opt n=0 missing=0
-  for opt in $(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*, NULL,.*/\1/p' "$ROOT/cli/main.c"); do
+  for opt in $(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*, NULL,.*/\1/p' "$ROOT/cli/main.c" "$ROOT/cli/callopts.c"); do
     n=$((n + 1))
     if ! grep -qF -- "\\-\\-${opt//-/\\-}" "$ROOT/man/jrpc.1"; then
-      fail "jrpc.1 does not document --$opt (cli/main.c)"
+      fail "jrpc.1 does not document --$opt (cli/main.c, cli/callopts.c)"
       missing=1
     fi
   done
   ((n > 10)) || fail "read only $n long options from cli/main.c: fix the extraction"
-  ((missing)) || pass "jrpc.1 documents all $n long options of cli/main.c"
+  ((missing)) || pass "jrpc.1 documents all $n long options of cli/main.c and cli/callopts.c"
 }
 
 main() {
@@ -464,6 +610,9 @@ main() {
   start_jrpcd ports_and_conf
   test_calls
   test_endpoints
+  test_nothing_silent
+  test_wait
+  test_failures
   test_notify_batch_stdin
   test_discovery
   test_malformed
