@@ -8,6 +8,9 @@
 
 #ifndef JRPC_HAVE_TLS
 
+bool jc_tls_built(void) {
+  return false;
+}
 int jc_tls_start(jc_conn *c, const char *host) {
   (void)c, (void)host;
   jc_warn("this jrpc was built without TLS (-DJRPC_TLS=OFF)");
@@ -33,6 +36,10 @@ void jc_tls_free(jc_conn *c) {
 }
 
 #else
+
+bool jc_tls_built(void) {
+  return true;
+}
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -242,6 +242,10 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
   memset(c, 0, sizeof *c);
   c->fd = -1;
   c->ep = ep;
+  /* A TLS endpoint this jrpc cannot speak: said before any connection, so
+   * that what is (not) listening there does not hide it. */
+  if (ep->cafile && !jc_tls_built())
+    return jc_tls_start(c, NULL);
   /* A server that closes while we write must give an error, not kill us. */
   signal(SIGPIPE, SIG_IGN);
   clock_gettime(CLOCK_MONOTONIC, &c->wait_until);

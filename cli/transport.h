@@ -120,7 +120,9 @@ int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen);
 /* Whether WORD starts like a URL jc_http_url takes. */
 bool jc_is_http_url(const char *word);
 
-/* tls.c: the client side of TLS on c's connected socket. */
+/* tls.c: the client side of TLS on c's connected socket. jc_tls_built:
+ * whether this jrpc has it (said before connecting where ep asks for it). */
+bool jc_tls_built(void);
 int jc_tls_start(jc_conn *c, const char *host);
 int jc_tls_write_all(jc_conn *c, const char *p, size_t n);
 /* Bytes read, 0 at the end, or JC_ERR / JC_TIMEOUT. */
