@@ -255,12 +255,14 @@ const jrpcd_key_t jrpcd_keys[] = {
      .doc = "TLS handshakes in progress at once here; more are closed at "
             "accept"},
     {"health", LISTEN(health), .type = JRPCD_KEY_BOOL, .def = "yes",
+     .http_only = 1,
      .doc = "framing = http: GET /health answers (200 serving, 503 draining)"},
     {"metrics", LISTEN(metrics), .type = JRPCD_KEY_BOOL,
      .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
+     .http_only = 1,
      .doc = "framing = http: GET /metrics answers (Prometheus text format)"},
     {"tokens_file", LISTEN(tokens_file), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a tokens file",
+     .what = "a tokens file", .http_only = 1,
      .doc = "framing = http: every request but GET /health needs "
             "Authorization: Bearer with a token of this file (NAME "
             "sha256:HEX lines); none when unset"},
@@ -308,6 +310,56 @@ const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name) {
     if (jrpcd_keys[i].section == s && strcmp(jrpcd_keys[i].name, name) == 0)
       return &jrpcd_keys[i];
   return NULL;
+}
+
+int jrpcd_name_typo(const char *typed, const char *known) {
+  /* Edit distance (Levenshtein) with one row; names are short, longer
+   * ones are no typo of a key. */
+  enum { MAXN = 64 };
+  size_t n = strlen(typed), m = strlen(known);
+  if (n >= MAXN || m >= MAXN)
+    return -1;
+  int most = (n <= 4 || m <= 4) ? 1 : 2;
+  if ((n > m ? n - m : m - n) > (size_t)most)
+    return -1;
+  int row[MAXN];
+  for (size_t j = 0; j <= m; j++)
+    row[j] = (int)j;
+  for (size_t i = 1; i <= n; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= m; j++) {
+      int up = row[j];
+      int same = tolower((unsigned char)typed[i - 1]) ==
+                 tolower((unsigned char)known[j - 1]);
+      int best = diag + !same;
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  /* Same letters in another case is the nearest typo of all. */
+  if (strcmp(typed, known) == 0 || row[m] > most)
+    return -1;
+  return row[m];
+}
+
+const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name) {
+  const jrpcd_key_t *best = NULL;
+  int best_d = 0;
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    if (jrpcd_keys[i].section != s)
+      continue;
+    int d = jrpcd_name_typo(name, jrpcd_keys[i].name);
+    if (d >= 0 && (!best || d < best_d)) {
+      best = &jrpcd_keys[i];
+      best_d = d;
+    }
+  }
+  return best;
 }
 
 /* Appends to out[*off..cap), keeping it a string; cut to fit. */
@@ -410,6 +462,18 @@ static const void *load_ptr(const void *base, size_t off) {
   const void *v;
   memcpy(&v, cfield(base, off), sizeof v);
   return v;
+}
+
+int jrpcd_key_in_use(const jrpcd_key_t *k, const void *base) {
+  switch (k->type) {
+  case JRPCD_KEY_WORD:
+  case JRPCD_KEY_STRING:
+  case JRPCD_KEY_LIST:
+  case JRPCD_KEY_HOST_PORT:
+    return load_ptr(base, k->offset) != NULL;
+  default:
+    return load_uint(cfield(base, k->offset), k->size) != 0;
+  }
 }
 
 void jrpcd_key_free(const jrpcd_key_t *k, void *base) {

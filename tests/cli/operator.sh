@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# operator.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+#
+# jrpcd's operator fixes of issue 25: --help and --version as -h and -V;
+# -T's output is a config that -t and -c accept; the config traps an
+# operator meets first (a typo, quotes, /metrics on a non-HTTP listener, a
+# Unix socket in a directory that is not there) named with file and line.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
+
+cli_args "$@"
+
+test_long_options() {
+  run_jrpcd h -h
+  run_jrpcd help --help
+  if expect_rc help 0 && expect_empty help err &&
+    cmp -s "$T/h.out" "$T/help.out"; then
+    pass "--help: the usage of -h, on stdout"
+  else
+    fail "--help differs from -h"
+  fi
+  run_jrpcd V -V
+  run_jrpcd version --version
+  if expect_rc version 0 && expect_in version out "jrpcd " &&
+    cmp -s "$T/V.out" "$T/version.out"; then
+    pass "--version: $(head -n1 "$T/version.out")"
+  else
+    fail "--version differs from -V"
+  fi
+}
+
+# -T's stdout, saved, passes -t, gives the same -T again, and serves.
+test_dump_roundtrip() {
+  cat >"$T/first.conf" <<EOF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+[listen plain]
+unix = $T/plain.sock
+mode = 0600
+[listen web]
+unix = $T/web.sock
+framing = http
+metrics = yes
+[plugin math]
+path = math.so
+[plugin sleep]
+path = sleep.so
+max_ms = 100
+EOF
+  run_jrpcd dump1 -T -c "$T/first.conf"
+  expect_rc dump1 0 || return 0
+  expect_in dump1 err "listen plain: unix:$T/plain.sock" || return 0
+  cp "$T/dump1.out" "$T/second.conf"
+  run_jrpcd dump2 -T -c "$T/second.conf"
+  if expect_rc dump2 0 &&
+    diff <(sed 1d "$T/dump1.out") <(sed 1d "$T/dump2.out") >/dev/null; then
+    pass "-T's output read back by -T: exit 0, the same settings"
+  else
+    show "$T/dump2.err"
+    fail "-T's output is not a config -t reads back as it was"
+  fi
+  start_daemon served "$T/second.conf" "$T/plain.sock"
+  expect_call "served from -T's output" "$T/plain.sock" \
+    '{"jsonrpc":"2.0","method":"math.add","params":[1,2],"id":1}' \
+    '{"jsonrpc":"2.0","result":3,"id":1}'
+  stop_daemon served "$PID" "$T/plain.sock"
+}
+
+# check NAME BAD_LINE KEY MESSAGE: -t on the config from stdin exits 1 with
+# FILE:LINE: of BAD_LINE, the key and MESSAGE.
+check() {
+  local name=$1 bad=$2 key=$3 msg=$4 f="$T/$1.conf" line
+  cat >"$f"
+  line=$(grep -nxF -- "$bad" "$f" | cut -d: -f1)
+  [[ "$line" =~ ^[0-9]+$ ]] || die "$name: test bug: '$bad' not found once in $f"
+  run_jrpcd "$name" -t -c "$f"
+  if expect_rc "$name" 1 &&
+    expect_in "$name" err "$f:$line: " &&
+    expect_in "$name" err "$key: " &&
+    expect_in "$name" err "$msg"; then
+    pass "-t $name: $(head -n1 "$T/$name.err")"
+  fi
+}
+
+test_traps() {
+  check typo 'max_bach = 5' '[server] max_bach' 'did you mean max_batch?' <<EOF
+[server]
+max_bach = 5
+[listen a]
+unix = $T/a.sock
+EOF
+  check quoted "unix = \"$T/q.sock\"" '[listen a] unix' "write unix = $T/q.sock" <<EOF
+[listen a]
+unix = "$T/q.sock"
+EOF
+  check metrics 'metrics = yes' '[listen a] metrics' 'needs framing = http' <<EOF
+[listen a]
+unix = $T/a.sock
+metrics = yes
+EOF
+}
+
+main() {
+  need_file "$JRPCD" jrpcd
+  need_file "$HANDLERS/math.so" "the math plugin"
+  setup_tmp
+  test_long_options
+  test_dump_roundtrip
+  test_traps
+  finish
+}
+
+main "$@"
