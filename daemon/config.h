@@ -38,6 +38,7 @@ typedef struct jrpcd_listen_conf {
   char **peers;   /* principals let in (access.h), NULL-terminated; NULL:
                      anyone */
   char **methods; /* globs of the methods served here; NULL: all */
+  int discover;   /* rpc.discover answers here, whatever methods says */
   /* tcp: TLS when tls_cert is set (daemon/tls.h); files are read when the
    * plugin generation loads, so SIGHUP reads them again. */
   char *tls_cert, *tls_key; /* PEM files */

@@ -226,6 +226,9 @@ const jrpcd_key_t jrpcd_keys[] = {
      .what = "the methods served here", .check = jrpcd_glob_check,
      .doc = "globs of the methods served here (others are -32601); all "
             "when unset"},
+    {"discover", LISTEN(discover), .type = JRPCD_KEY_BOOL, .def = "yes",
+     .doc = "rpc.discover answers here (whatever methods and [access] say), "
+            "listing what the caller may call"},
     {"peers", LISTEN(peers), .type = JRPCD_KEY_LIST, .min = 1,
      .what = "the peers let in", .check = principal_parses,
      .doc = "who may connect: addresses and CIDR ranges (tcp), uid:, gid:, "
