@@ -461,6 +461,8 @@ static void end_listen(parse_t *p) {
     return;
   }
   l->kind = (jrpcd_listen_kind_t)(first->makes_kind - 1);
+  if (l->kind == JRPCD_LISTEN_UNIX)
+    l->path_line = seen_line(p, first);
   if (apply_defaults(p, JRPCD_SEC_LISTEN, l, l->kind, 0) != 0)
     return;
   const jrpcd_key_t *wrong = NULL;

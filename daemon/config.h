@@ -26,9 +26,10 @@ typedef struct jrpcd_listen_conf {
   jrpcd_listen_kind_t kind;
   /* unix */
   char *path;
-  int mode;    /* permission bits of the socket file */
-  char *owner; /* user name or numeric uid; NULL = leave as created */
-  char *group; /* group name or numeric gid; NULL = leave as created */
+  int path_line; /* line of its unix key, for messages */
+  int mode;      /* permission bits of the socket file */
+  char *owner;   /* user name or numeric uid; NULL = leave as created */
+  char *group;   /* group name or numeric gid; NULL = leave as created */
   /* tcp: "127.0.0.1:7400", "[::1]:7400", "0.0.0.0:7400", "[::]:7400" */
   char *host; /* literal address without brackets */
   uint16_t port;

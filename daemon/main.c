@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "activation.h"
@@ -18,6 +21,7 @@
 #include "install_dirs.h"
 #include "log.h"
 #include "parser.h"
+#include "privs.h"
 #include "sdnotify.h"
 #include "strspan.h"
 #include "server.h"
@@ -146,6 +150,89 @@ static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act, FILE *out) {
   return 0;
 }
 
+/* Whether the user jrpcd serves as (user, group) may create and remove
+ * entries in DIR: asked of the kernel by a child that becomes that user,
+ * so that groups and ACLs count as they will. 1 yes, 0 no, -1 unknown
+ * (why says). Runs before any plugin has started a thread. */
+static int serving_user_writes(const char *dir, const char *user,
+                               const char *group, char *why, size_t whylen) {
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(why, whylen, "fork: %s", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    char err[256];
+    if (jrpcd_drop_privileges(user, group, err, sizeof err) != 0)
+      _exit(2);
+    _exit(access(dir, W_OK | X_OK) == 0 ? 0 : 1);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      snprintf(why, whylen, "waitpid: %s", strerror(errno));
+      return -1;
+    }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) == 2) {
+    snprintf(why, whylen, "cannot become the serving user to ask");
+    return -1;
+  }
+  return WEXITSTATUS(status) == 0;
+}
+
+/* -t: each Unix socket's directory must be there and writable, by the
+ * user who binds it (jrpcd as started) and by the one who removes it at
+ * the stop (the serving user, after a root start with user or group);
+ * else the start would fail at the bind, or leave the socket behind.
+ * Passed sockets are the service manager's. 0, or -1 logged. */
+static int check_socket_dirs(const jrpcd_config_t *c, jrpcd_activation_t *act) {
+  for (size_t i = 0; i < c->nlistens; i++) {
+    const jrpcd_listen_conf_t *l = &c->listens[i];
+    if (l->kind != JRPCD_LISTEN_UNIX || jrpcd_activation_find(act, l->name))
+      continue;
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+    const char *slash = strrchr(l->path, '/');
+    if (!slash)
+      snprintf(dir, sizeof dir, ".");
+    else
+      snprintf(dir, sizeof dir, "%.*s",
+               slash == l->path ? 1 : (int)(slash - l->path), l->path);
+    char why[768] = "";
+    struct stat st;
+    if (stat(dir, &st) != 0)
+      snprintf(why, sizeof why,
+               "its directory %s: %s (make it first, e.g. systemd's "
+               "RuntimeDirectory=)",
+               dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+      snprintf(why, sizeof why, "%s is not a directory", dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+      snprintf(why, sizeof why,
+               "its directory %s is not writable by uid %u, who binds the "
+               "socket: %s",
+               dir, (unsigned)geteuid(), strerror(errno));
+    else if ((c->user || c->group) && geteuid() == 0) {
+      char ask[256];
+      int w = serving_user_writes(dir, c->user, c->group, ask, sizeof ask);
+      if (w == 0)
+        snprintf(why, sizeof why,
+                 "its directory %s is not writable by %s%s%s, whom jrpcd "
+                 "serves as after the bind: the socket could not be removed "
+                 "at the stop",
+                 dir, c->user ? c->user : "", c->user && c->group ? ":" : "",
+                 c->group ? c->group : "");
+      else if (w < 0)
+        snprintf(why, sizeof why, "its directory %s: %s", dir, ask);
+    }
+    if (why[0]) {
+      jrpcd_log_bare(JRPC_LOG_ERROR, "%s:%d: [listen %s] unix: %s", c->file,
+                     l->path_line, l->name, why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
   /* -T's stdout is the config alone, so that it can be saved and served
    * (-c); what -t says goes to stderr then. */
@@ -155,6 +242,8 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
   int strict = c->strict_plugins;
   c->strict_plugins = 0; /* report every plugin, not just the first */
   if (act->n && check_passed(c, act, out))
+    return 1;
+  if (check_socket_dirs(c, act) != 0)
     return 1;
   if (jrpcd_gen_load(&g, c, 1, err, sizeof(err))) {
     jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);

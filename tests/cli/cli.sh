@@ -123,14 +123,16 @@ EOF
 }
 
 # The shipped, documented config must pass -t as it is, with only its
-# commented-out plugin_dir pointed at this build.
+# commented-out plugin_dir pointed at this build and its socket's directory
+# (/run/jrpcd, which systemd makes) at the test's.
 test_shipped_config() {
-  sed "s|^;plugin_dir = .*|plugin_dir = $HANDLERS|" "$ROOT/conf/jrpcd.conf" >"$T/jrpcd.conf"
+  sed -e "s|^;plugin_dir = .*|plugin_dir = $HANDLERS|" \
+    -e "s|^unix = /run/jrpcd/|unix = $T/|" "$ROOT/conf/jrpcd.conf" >"$T/jrpcd.conf"
   grep -q "^plugin_dir = $HANDLERS\$" "$T/jrpcd.conf" ||
     die "conf/jrpcd.conf has no ';plugin_dir = ...' line to point at the build"
   run_jrpcd shipped -t -c "$T/jrpcd.conf"
   if expect_rc shipped 0 &&
-    expect_in shipped out "listen local: unix:/run/jrpcd/jrpcd.sock mode 0660, newline framing" &&
+    expect_in shipped out "listen local: unix:$T/jrpcd.sock mode 0660, newline framing" &&
     expect_in shipped out "listen tcp: tcp:127.0.0.1:7400, newline framing" &&
     expect_in shipped out "listen tcp-length: tcp:127.0.0.1:7401, length framing" &&
     expect_in shipped out " math.add" &&

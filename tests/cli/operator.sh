@@ -104,6 +104,45 @@ metrics = yes
 EOF
 }
 
+# -t: a Unix socket's directory must exist, and be writable by whoever
+# binds the socket and whoever removes it at the stop.
+test_socket_dirs() {
+  check nodir "unix = $T/none/a.sock" '[listen a] unix' "its directory $T/none: No such file or directory" <<EOF
+[listen a]
+unix = $T/none/a.sock
+EOF
+  mkdir -m 0555 "$T/ro"
+  if (($(id -u) == 0)); then
+    # Root binds anywhere; the serving user must be able to remove it.
+    check rodir "unix = $T/ro/a.sock" '[listen a] unix' "not writable by nobody, whom jrpcd serves as" <<EOF
+[server]
+user = nobody
+[listen a]
+unix = $T/ro/a.sock
+EOF
+    chmod 0711 "$T" # nobody must reach it
+    mkdir -m 0777 "$T/open"
+    chmod +t "$T/open"
+    cat >"$T/okdir.conf" <<EOF
+[server]
+user = nobody
+[listen a]
+unix = $T/open/a.sock
+EOF
+  else
+    check rodir "unix = $T/ro/a.sock" '[listen a] unix' "is not writable by uid $(id -u), who binds the socket" <<EOF
+[listen a]
+unix = $T/ro/a.sock
+EOF
+    mkdir "$T/open"
+    printf '[listen a]\nunix = %s/open/a.sock\n' "$T" >"$T/okdir.conf"
+  fi
+  run_jrpcd okdir -t -c "$T/okdir.conf"
+  if expect_rc okdir 0; then
+    pass "-t: a writable socket directory passes"
+  fi
+}
+
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -111,6 +150,7 @@ main() {
   test_long_options
   test_dump_roundtrip
   test_traps
+  test_socket_dirs
   finish
 }
 
