@@ -85,6 +85,9 @@ typedef struct jrpcd_key {
   /* [listen]: only for framing = http (an HTTP path or header); set
    * elsewhere to anything but off or unset, an error. */
   int http_only;
+  /* Read only at start: a SIGHUP that changes it logs that it was not
+   * applied (server.c). */
+  int restart;
   const char *doc; /* one line, for --list-keys */
 } jrpcd_key_t;
 
@@ -134,6 +137,10 @@ void jrpcd_key_describe(const jrpcd_key_t *k, char *out, size_t cap);
 /* Whether K's field in BASE turns something on: set (a string, a list)
  * or not zero (a number, yes). */
 int jrpcd_key_in_use(const jrpcd_key_t *k, const void *base);
+
+/* Whether K's field holds the same setting in A and B (as -T would print
+ * it). */
+int jrpcd_key_same(const jrpcd_key_t *k, const void *a, const void *b);
 
 /* Frees what K's field owns in BASE and sets it to NULL. */
 void jrpcd_key_free(const jrpcd_key_t *k, void *base);

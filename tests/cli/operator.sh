@@ -143,6 +143,69 @@ EOF
   fi
 }
 
+# wait_log NAME TEXT: TEXT appears in $T/NAME.err within 10 s.
+wait_log() {
+  local i
+  for ((i = 0; i < 200; i++)); do
+    grep -qF -- "$2" "$T/$1.err" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# A SIGHUP that changes what only a restart applies says so, key by key;
+# what it does apply (log_level, methods) is not named.
+test_reload_restart_keys() {
+  cat >"$T/hup.conf" <<EOF
+[server]
+workers = 2
+plugin_dir = $HANDLERS
+[listen a]
+unix = $T/hup.sock
+[plugin math]
+path = math.so
+EOF
+  start_daemon hup "$T/hup.conf" "$T/hup.sock"
+  local pid=$PID
+  cat >"$T/hup.conf" <<EOF
+[server]
+workers = 3
+log_level = debug
+plugin_dir = $HANDLERS
+[listen a]
+unix = $T/hup.sock
+framing = length
+methods = math.add
+[listen b]
+unix = $T/hup-b.sock
+[plugin math]
+path = math.so
+EOF
+  kill -HUP "$pid"
+  if wait_log hup "(generation 2)"; then
+    local want
+    for want in "[server] workers changed, but it takes effect only at a restart: not applied" \
+      "[listen a] framing changed, but it takes effect only at a restart: not applied" \
+      "[listen b] is new, but listeners change only at a restart: not applied"; do
+      if grep -qF -- "$T/hup.conf: $want" "$T/hup.err"; then
+        pass "SIGHUP: $want"
+      else
+        fail "SIGHUP: the log lacks: $want"
+        show "$T/hup.err"
+      fi
+    done
+    if grep -E "(log_level|methods|plugin_dir) changed" "$T/hup.err"; then
+      fail "SIGHUP: a key the reload applies is said not to be"
+    else
+      pass "SIGHUP: log_level and methods, which it applies, not named"
+    fi
+  else
+    fail "SIGHUP: no reload logged"
+    show "$T/hup.err"
+  fi
+  stop_daemon hup "$pid" "$T/hup.sock"
+}
+
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -151,6 +214,7 @@ main() {
   test_dump_roundtrip
   test_traps
   test_socket_dirs
+  test_reload_restart_keys
   finish
 }
 
