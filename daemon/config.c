@@ -461,8 +461,9 @@ static void end_listen(parse_t *p) {
     return;
   }
   l->kind = (jrpcd_listen_kind_t)(first->makes_kind - 1);
-  if (l->kind == JRPCD_LISTEN_UNIX)
-    l->path_line = seen_line(p, first);
+  for (size_t i = 0; i < jrpcd_nkeys && i < JRPCD_KEY_ROWS_MAX; i++)
+    if (jrpcd_keys[i].section == JRPCD_SEC_LISTEN)
+      l->key_lines[i] = p->seen[i];
   if (apply_defaults(p, JRPCD_SEC_LISTEN, l, l->kind, 0) != 0)
     return;
   const jrpcd_key_t *wrong = NULL;

@@ -20,16 +20,22 @@ typedef enum {
 } jrpcd_listen_kind_t;
 #define JRPCD_LISTEN_KINDS 2 /* how many there are */
 
+/* More than the rows of the key table (config_keys.c), which
+ * test_config_keys checks. */
+#define JRPCD_KEY_ROWS_MAX 96
+
 typedef struct jrpcd_listen_conf {
   char *name; /* from [listen NAME] */
   int line;   /* line of the section header, for messages */
+  /* Per row of the key table: the line that set it here, 0 if none (for
+   * messages formed after the reading: jrpcd_listen_key_line). */
+  int key_lines[JRPCD_KEY_ROWS_MAX];
   jrpcd_listen_kind_t kind;
   /* unix */
   char *path;
-  int path_line; /* line of its unix key, for messages */
-  int mode;      /* permission bits of the socket file */
-  char *owner;   /* user name or numeric uid; NULL = leave as created */
-  char *group;   /* group name or numeric gid; NULL = leave as created */
+  int mode;    /* permission bits of the socket file */
+  char *owner; /* user name or numeric uid; NULL = leave as created */
+  char *group; /* group name or numeric gid; NULL = leave as created */
   /* tcp: "127.0.0.1:7400", "[::1]:7400", "0.0.0.0:7400", "[::]:7400" */
   char *host; /* literal address without brackets */
   uint16_t port;

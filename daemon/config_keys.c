@@ -357,6 +357,12 @@ int jrpcd_name_typo(const char *typed, const char *known) {
   return row[m];
 }
 
+int jrpcd_listen_key_line(const jrpcd_listen_conf_t *l, const char *name) {
+  const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, name);
+  size_t i = k ? (size_t)(k - jrpcd_keys) : JRPCD_KEY_ROWS_MAX;
+  return i < JRPCD_KEY_ROWS_MAX ? l->key_lines[i] : 0;
+}
+
 const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name) {
   const jrpcd_key_t *best = NULL;
   int best_d = 0;

@@ -113,6 +113,9 @@ const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name);
  * then (lower is nearer); -1 when not. */
 int jrpcd_name_typo(const char *typed, const char *known);
 
+/* The line of L's file that set its [listen] key NAME; 0 if none did. */
+int jrpcd_listen_key_line(const jrpcd_listen_conf_t *l, const char *name);
+
 /* The keys of S in table order, "a, b, c", cut to fit. */
 void jrpcd_key_names(jrpcd_section_t s, char *out, size_t cap);
 

@@ -226,7 +226,7 @@ static int check_socket_dirs(const jrpcd_config_t *c, jrpcd_activation_t *act) {
     }
     if (why[0]) {
       jrpcd_log_bare(JRPC_LOG_ERROR, "%s:%d: [listen %s] unix: %s", c->file,
-                     l->path_line, l->name, why);
+                     jrpcd_listen_key_line(l, "unix"), l->name, why);
       return -1;
     }
   }

@@ -666,7 +666,7 @@ static void test_errors(void **state) {
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats, methods, peers, tls_cert, tls_key, "
+               "framing, stats, methods, discover, peers, tls_cert, tls_key, "
                "tls_client_ca, tls_min_version, tls_ciphers, verify_depth, "
                "max_handshakes, health, metrics, tokens_file)",
                NULL);

@@ -206,6 +206,51 @@ EOF
   stop_daemon hup "$pid" "$T/hup.sock"
 }
 
+# TLS files that do not load: -t names the file's line, the file and the
+# reason, the OS's where the file does not open.
+test_tls_errors() {
+  if ! "$JRPCD" -V | grep -q '^TLS: OpenSSL'; then
+    pass "TLS errors: skipped (a build without TLS)"
+    return 0
+  fi
+  if ! command -v openssl >/dev/null; then
+    pass "TLS errors: skipped (no openssl command)"
+    return 0
+  fi
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout "$T/k.pem" -out "$T/c.pem" -days 2 -subj /CN=localhost \
+    >/dev/null 2>&1 || die "openssl could not make a certificate"
+  echo "not a key" >"$T/garbage.pem"
+  mkdir "$T/adir"
+  check tls_missing "tls_key = $T/none.pem" '[listen t] tls_key' "$T/none.pem: No such file or directory" <<EOF
+[listen t]
+tcp = 127.0.0.1:1
+tls_cert = $T/c.pem
+tls_key = $T/none.pem
+EOF
+  check tls_dir "tls_cert = $T/adir" '[listen t] tls_cert' "$T/adir: not a regular file" <<EOF
+[listen t]
+tcp = 127.0.0.1:1
+tls_cert = $T/adir
+tls_key = $T/k.pem
+EOF
+  check tls_garbage "tls_key = $T/garbage.pem" '[listen t] tls_key' "$T/garbage.pem: " <<EOF
+[listen t]
+tcp = 127.0.0.1:1
+tls_key = $T/garbage.pem
+tls_cert = $T/c.pem
+EOF
+  if (($(id -u) != 0)); then
+    chmod 000 "$T/k.pem"
+    check tls_denied "tls_key = $T/k.pem" '[listen t] tls_key' "$T/k.pem: Permission denied" <<EOF
+[listen t]
+tcp = 127.0.0.1:1
+tls_cert = $T/c.pem
+tls_key = $T/k.pem
+EOF
+  fi
+}
+
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -215,6 +260,7 @@ main() {
   test_traps
   test_socket_dirs
   test_reload_restart_keys
+  test_tls_errors
   finish
 }
 
