@@ -70,34 +70,18 @@ EOF
   stop_daemon served "$PID" "$T/plain.sock"
 }
 
-# check NAME BAD_LINE KEY MESSAGE: -t on the config from stdin exits 1 with
-# FILE:LINE: of BAD_LINE, the key and MESSAGE.
-check() {
-  local name=$1 bad=$2 key=$3 msg=$4 f="$T/$1.conf" line
-  cat >"$f"
-  line=$(grep -nxF -- "$bad" "$f" | cut -d: -f1)
-  [[ "$line" =~ ^[0-9]+$ ]] || die "$name: test bug: '$bad' not found once in $f"
-  run_jrpcd "$name" -t -c "$f"
-  if expect_rc "$name" 1 &&
-    expect_in "$name" err "$f:$line: " &&
-    expect_in "$name" err "$key: " &&
-    expect_in "$name" err "$msg"; then
-    pass "-t $name: $(head -n1 "$T/$name.err")"
-  fi
-}
-
 test_traps() {
-  check typo 'max_bach = 5' '[server] max_bach' 'did you mean max_batch?' <<EOF
+  bad_config typo 'max_bach = 5' '[server] max_bach' 'did you mean max_batch?' <<EOF
 [server]
 max_bach = 5
 [listen a]
 unix = $T/a.sock
 EOF
-  check quoted "unix = \"$T/q.sock\"" '[listen a] unix' "write unix = $T/q.sock" <<EOF
+  bad_config quoted "unix = \"$T/q.sock\"" '[listen a] unix' "write unix = $T/q.sock" <<EOF
 [listen a]
 unix = "$T/q.sock"
 EOF
-  check metrics 'metrics = yes' '[listen a] metrics' 'needs framing = http' <<EOF
+  bad_config metrics 'metrics = yes' '[listen a] metrics' 'needs framing = http' <<EOF
 [listen a]
 unix = $T/a.sock
 metrics = yes
@@ -107,14 +91,14 @@ EOF
 # -t: a Unix socket's directory must exist, and be writable by whoever
 # binds the socket and whoever removes it at the stop.
 test_socket_dirs() {
-  check nodir "unix = $T/none/a.sock" '[listen a] unix' "its directory $T/none: No such file or directory" <<EOF
+  bad_config nodir "unix = $T/none/a.sock" '[listen a] unix' "its directory $T/none: No such file or directory" <<EOF
 [listen a]
 unix = $T/none/a.sock
 EOF
   mkdir -m 0555 "$T/ro"
   if (($(id -u) == 0)); then
     # Root binds anywhere; the serving user must be able to remove it.
-    check rodir "unix = $T/ro/a.sock" '[listen a] unix' "not writable by nobody, whom jrpcd serves as" <<EOF
+    bad_config rodir "unix = $T/ro/a.sock" '[listen a] unix' "not writable by nobody, whom jrpcd serves as" <<EOF
 [server]
 user = nobody
 [listen a]
@@ -130,7 +114,7 @@ user = nobody
 unix = $T/open/a.sock
 EOF
   else
-    check rodir "unix = $T/ro/a.sock" '[listen a] unix' "is not writable by uid $(id -u), who binds the socket" <<EOF
+    bad_config rodir "unix = $T/ro/a.sock" '[listen a] unix' "is not writable by uid $(id -u), who binds the socket" <<EOF
 [listen a]
 unix = $T/ro/a.sock
 EOF
@@ -222,19 +206,19 @@ test_tls_errors() {
     >/dev/null 2>&1 || die "openssl could not make a certificate"
   echo "not a key" >"$T/garbage.pem"
   mkdir "$T/adir"
-  check tls_missing "tls_key = $T/none.pem" '[listen t] tls_key' "$T/none.pem: No such file or directory" <<EOF
+  bad_config tls_missing "tls_key = $T/none.pem" '[listen t] tls_key' "$T/none.pem: No such file or directory" <<EOF
 [listen t]
 tcp = 127.0.0.1:1
 tls_cert = $T/c.pem
 tls_key = $T/none.pem
 EOF
-  check tls_dir "tls_cert = $T/adir" '[listen t] tls_cert' "$T/adir: not a regular file" <<EOF
+  bad_config tls_dir "tls_cert = $T/adir" '[listen t] tls_cert' "$T/adir: not a regular file" <<EOF
 [listen t]
 tcp = 127.0.0.1:1
 tls_cert = $T/adir
 tls_key = $T/k.pem
 EOF
-  check tls_garbage "tls_key = $T/garbage.pem" '[listen t] tls_key' "$T/garbage.pem: " <<EOF
+  bad_config tls_garbage "tls_key = $T/garbage.pem" '[listen t] tls_key' "$T/garbage.pem: " <<EOF
 [listen t]
 tcp = 127.0.0.1:1
 tls_key = $T/garbage.pem
@@ -242,7 +226,7 @@ tls_cert = $T/c.pem
 EOF
   if (($(id -u) != 0)); then
     chmod 000 "$T/k.pem"
-    check tls_denied "tls_key = $T/k.pem" '[listen t] tls_key' "$T/k.pem: Permission denied" <<EOF
+    bad_config tls_denied "tls_key = $T/k.pem" '[listen t] tls_key' "$T/k.pem: Permission denied" <<EOF
 [listen t]
 tcp = 127.0.0.1:1
 tls_cert = $T/c.pem
