@@ -4,6 +4,7 @@
 #include "config_keys.h"
 
 #include "access.h"
+#include "nearest.h"
 #include "install_dirs.h"
 #include "privs.h"
 #include "sockdir.h"
@@ -322,41 +323,6 @@ const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name) {
   return NULL;
 }
 
-int jrpcd_name_typo(const char *typed, const char *known) {
-  /* Edit distance (Levenshtein) with one row; names are short, longer
-   * ones are no typo of a key. */
-  enum { MAXN = 64 };
-  size_t n = strlen(typed), m = strlen(known);
-  if (n >= MAXN || m >= MAXN)
-    return -1;
-  int most = (n <= 4 || m <= 4) ? 1 : 2;
-  if ((n > m ? n - m : m - n) > (size_t)most)
-    return -1;
-  int row[MAXN];
-  for (size_t j = 0; j <= m; j++)
-    row[j] = (int)j;
-  for (size_t i = 1; i <= n; i++) {
-    int diag = row[0];
-    row[0] = (int)i;
-    for (size_t j = 1; j <= m; j++) {
-      int up = row[j];
-      int same = tolower((unsigned char)typed[i - 1]) ==
-                 tolower((unsigned char)known[j - 1]);
-      int best = diag + !same;
-      if (up + 1 < best)
-        best = up + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  /* Same letters in another case is the nearest typo of all. */
-  if (strcmp(typed, known) == 0 || row[m] > most)
-    return -1;
-  return row[m];
-}
-
 int jrpcd_listen_key_line(const jrpcd_listen_conf_t *l, const char *name) {
   const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, name);
   size_t i = k ? (size_t)(k - jrpcd_keys) : JRPCD_KEY_ROWS_MAX;
@@ -369,7 +335,7 @@ const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name) {
   for (size_t i = 0; i < jrpcd_nkeys; i++) {
     if (jrpcd_keys[i].section != s)
       continue;
-    int d = jrpcd_name_typo(name, jrpcd_keys[i].name);
+    int d = jrpc__name_typo(name, jrpcd_keys[i].name);
     if (d >= 0 && (!best || d < best_d)) {
       best = &jrpcd_keys[i];
       best_d = d;

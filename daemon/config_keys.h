@@ -108,11 +108,6 @@ const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name);
  * away), or NULL. */
 const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name);
 
-/* Whether TYPED is a likely typo of KNOWN: within two edits (one for
- * names of up to four bytes), case-blind, and not the same. Its distance
- * then (lower is nearer); -1 when not. */
-int jrpcd_name_typo(const char *typed, const char *known);
-
 /* The line of L's file that set its [listen] key NAME; 0 if none did. */
 int jrpcd_listen_key_line(const jrpcd_listen_conf_t *l, const char *name);
 

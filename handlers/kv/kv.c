@@ -438,7 +438,10 @@ static const struct {
 };
 
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const keys[] = {"max_keys", "max_value_bytes", NULL};
   uint64_t max_keys, max_value;
+  if (jrpc_conf_keys(r, keys))
+    return JRPC_EINVAL;
   if (conf_num(r, "max_keys", KV_DEFAULT_MAX_KEYS, 1, KV_LIMIT_MAX_KEYS,
                &max_keys) ||
       conf_num(r, "max_value_bytes", KV_DEFAULT_MAX_VALUE, 1,

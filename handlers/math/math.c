@@ -121,6 +121,9 @@ static int calc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   DESCRIBE_B(summary, NUMBER, result, example)
 
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const no_keys[] = {NULL}; /* it reads none */
+  if (jrpc_conf_keys(r, no_keys))
+    return JRPC_EINVAL;
   static const struct {
     const char *name;
     op_t op;

@@ -393,6 +393,9 @@ static void fini(void *mod_data) {
 }
 
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const keys[] = {"max_ms", NULL};
+  if (jrpc_conf_keys(r, keys))
+    return JRPC_EINVAL;
   int64_t max_ms;
   int rc = parse_max_ms(jrpc_conf_get(r, "max_ms"), &max_ms);
   if (rc)

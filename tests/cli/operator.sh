@@ -235,6 +235,21 @@ EOF
   fi
 }
 
+# A plugin that declares its keys (jrpc_conf_keys): a typo in its section
+# fails its load with the key meant; a declared key passes.
+test_plugin_keys() {
+  printf '[server]\nplugin_dir = %s\n[listen a]\nunix = %s/pk.sock\n[plugin sleep]\npath = sleep.so\nmax_msx = 5\n' \
+    "$HANDLERS" "$T" >"$T/pk.conf"
+  run_jrpcd pk -t -c "$T/pk.conf"
+  if expect_rc pk 1 &&
+    expect_in pk err "[plugin sleep] $HANDLERS/sleep.so: init failed: max_msx: unknown key; did you mean max_ms? (its keys: max_ms)"; then
+    pass "a typo in [plugin sleep]: $(grep -m1 max_msx "$T/pk.err")"
+  fi
+  sed -i 's/^max_msx = 5$/max_ms = 5/' "$T/pk.conf"
+  run_jrpcd pk_ok -t -c "$T/pk.conf"
+  expect_rc pk_ok 0 && pass "[plugin sleep] max_ms = 5: accepted"
+}
+
 main() {
   need_file "$JRPCD" jrpcd
   need_file "$HANDLERS/math.so" "the math plugin"
@@ -245,6 +260,7 @@ main() {
   test_socket_dirs
   test_reload_restart_keys
   test_tls_errors
+  test_plugin_keys
   finish
 }
 
