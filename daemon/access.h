@@ -104,7 +104,8 @@ typedef struct jrpcd_policy {
   struct jrpcd_globs {
     char **v;
     size_t n;
-  } methods; /* n == 0: every method */
+  } methods;    /* n == 0: every method */
+  int discover; /* rpc.discover served (the listener's discover key) */
 } jrpcd_policy_t;
 
 /* From a listener's name, its `peers` words (NULL: anyone) and its

@@ -194,7 +194,12 @@ static int decide(const jrpcd_gen_t *g, const jrpcd_policy_t *pol,
     const jrpc__method_t *m = &r->slots[i];
     uint8_t d = SERVE;
     if (m->name && m->fn) {
-      if (pol->methods.n && !jrpcd_globs_match(&pol->methods, m->name, m->len))
+      /* The listing of what this caller may call (and no more) stays
+       * callable wherever the listener's discover key allows it. */
+      if (!m->owner && m->len == 12 && memcmp(m->name, "rpc.discover", 12) == 0)
+        d = pol->discover ? SERVE : HIDE;
+      else if (pol->methods.n &&
+               !jrpcd_globs_match(&pol->methods, m->name, m->len))
         d = HIDE;
       else if (g->has_access &&
                !jrpcd_access_allows(&g->access, m->name, m->len, id))
@@ -253,7 +258,7 @@ void jrpcd_views_free(jrpcd_gen_t *g) {
 static const jrpc__registry_t *lookup_for(jrpcd_conn_t *c, jrpcd_gen_t *g,
                                           const jrpcd_policy_t *pol,
                                           const jrpcd_identity_t *id) {
-  if (!pol || (!pol->methods.n && !g->has_access))
+  if (!pol || (!pol->methods.n && !g->has_access && pol->discover))
     return &g->reg;
   uint8_t *want = malloc((size_t)g->reg.mask + 1);
   if (!want)

@@ -199,7 +199,12 @@ static int table_key(parse_t *p, const jrpcd_key_t *k, const char *value) {
 static int unknown_key(parse_t *p, const char *key) {
   char known[1024];
   jrpcd_key_names(table_section(p->sec), known, sizeof known);
-  fail_key(p, p->line, key, "unknown key (%s)", known);
+  const jrpcd_key_t *near = jrpcd_key_nearest(table_section(p->sec), key);
+  if (near)
+    fail_key(p, p->line, key, "unknown key; did you mean %s? (%s)", near->name,
+             known);
+  else
+    fail_key(p, p->line, key, "unknown key (%s)", known);
   return -1;
 }
 
@@ -278,6 +283,21 @@ static int access_key(parse_t *p, const char *key, const char *value) {
   return 0;
 }
 
+/* A value in quotes keeps them (inih strips none), so a quoted path or
+ * word would silently name something else: refused, with the form meant.
+ * A plugin's own keys are the plugin's to read, quotes and all. */
+static int quoted(parse_t *p, const char *key, const char *value) {
+  size_t n = strlen(value);
+  if (n < 2 || (value[0] != '"' && value[0] != '\'') ||
+      value[n - 1] != value[0])
+    return 0;
+  fail_key(p, p->line, key,
+           "%s is quoted, and quotes would be part of the value: write "
+           "%s = %.*s",
+           value, key, (int)(n - 2), value + 1);
+  return 1;
+}
+
 static int on_key(void *user, const char *section, const char *key,
                   const char *value) {
   (void)section; /* ours is more exact: inih cuts names at 50 bytes */
@@ -285,6 +305,9 @@ static int on_key(void *user, const char *section, const char *key,
   if (p->failed)
     return 0;
   int rc = -1;
+  if ((p->sec != SEC_PLUGIN || jrpcd_key_find(JRPCD_SEC_PLUGIN, key)) &&
+      quoted(p, key, value))
+    return 0;
   switch (p->sec) {
   case SEC_NONE:
     fail_line(p, p->line,
@@ -385,15 +408,27 @@ static int check_tls(parse_t *p, const jrpcd_listen_conf_t *l) {
 #endif
 }
 
-/* tokens_file is read for HTTP requests' Authorization header: other
- * framings have none. Whether the file loads is found out when the plugin
- * generation loads (and again on every SIGHUP). */
-static int check_tokens(parse_t *p, const jrpcd_listen_conf_t *l) {
-  if (!l->tokens_file || l->framing == JRPC_FRAMING_HTTP)
+/* tokens_file is read for HTTP requests' Authorization header, and
+ * /health and /metrics are HTTP paths: other framings have neither, so
+ * these keys would do nothing there. health and metrics default on, so
+ * they are errors only where the file turns them on. Whether a tokens file
+ * loads is found out when the plugin generation loads (and again on every
+ * SIGHUP). */
+static int check_http_only(parse_t *p, const jrpcd_listen_conf_t *l) {
+  if (l->framing == JRPC_FRAMING_HTTP)
     return 0;
-  const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, "tokens_file");
-  fail_key(p, seen_line(p, k), "tokens_file",
-           "needs framing = http (bearer tokens come in HTTP headers)");
+  const jrpcd_key_t *first = NULL;
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    if (k->section == JRPCD_SEC_LISTEN && k->http_only && p->seen[i] &&
+        jrpcd_key_in_use(k, l) && (!first || p->seen[i] < seen_line(p, first)))
+      first = k;
+  }
+  if (!first)
+    return 0;
+  fail_key(p, seen_line(p, first), first->name,
+           "needs framing = http (GET /health, GET /metrics and bearer "
+           "tokens are HTTP; set it off or leave it out here)");
   return -1;
 }
 
@@ -426,6 +461,9 @@ static void end_listen(parse_t *p) {
     return;
   }
   l->kind = (jrpcd_listen_kind_t)(first->makes_kind - 1);
+  for (size_t i = 0; i < jrpcd_nkeys && i < JRPCD_KEY_ROWS_MAX; i++)
+    if (jrpcd_keys[i].section == JRPCD_SEC_LISTEN)
+      l->key_lines[i] = p->seen[i];
   if (apply_defaults(p, JRPCD_SEC_LISTEN, l, l->kind, 0) != 0)
     return;
   const jrpcd_key_t *wrong = NULL;
@@ -444,7 +482,7 @@ static void end_listen(parse_t *p) {
              jrpcd_kind_names[l->kind]);
     return;
   }
-  if (check_tls(p, l) == 0 && check_tokens(p, l) == 0)
+  if (check_tls(p, l) == 0 && check_http_only(p, l) == 0)
     check_peers(p, l);
 }
 

@@ -20,9 +20,16 @@ typedef enum {
 } jrpcd_listen_kind_t;
 #define JRPCD_LISTEN_KINDS 2 /* how many there are */
 
+/* More than the rows of the key table (config_keys.c), which
+ * test_config_keys checks. */
+#define JRPCD_KEY_ROWS_MAX 96
+
 typedef struct jrpcd_listen_conf {
   char *name; /* from [listen NAME] */
   int line;   /* line of the section header, for messages */
+  /* Per row of the key table: the line that set it here, 0 if none (for
+   * messages formed after the reading: jrpcd_listen_key_line). */
+  int key_lines[JRPCD_KEY_ROWS_MAX];
   jrpcd_listen_kind_t kind;
   /* unix */
   char *path;
@@ -38,6 +45,7 @@ typedef struct jrpcd_listen_conf {
   char **peers;   /* principals let in (access.h), NULL-terminated; NULL:
                      anyone */
   char **methods; /* globs of the methods served here; NULL: all */
+  int discover;   /* rpc.discover answers here, whatever methods says */
   /* tcp: TLS when tls_cert is set (daemon/tls.h); files are read when the
    * plugin generation loads, so SIGHUP reads them again. */
   char *tls_cert, *tls_key; /* PEM files */

@@ -4,6 +4,7 @@
 #include "config_keys.h"
 
 #include "access.h"
+#include "nearest.h"
 #include "install_dirs.h"
 #include "privs.h"
 #include "sockdir.h"
@@ -119,10 +120,10 @@ static const jrpcd_key_word_t tls_versions[] = {
 /* In the order the "unknown key" message lists them. */
 const jrpcd_key_t jrpcd_keys[] = {
     /* [server] */
-    {"workers", SERVER(workers), UINT(0, 256), .def = "0",
+    {"workers", SERVER(workers), UINT(0, 256), .def = "0", .restart = 1,
      .doc = "worker threads, each with its own loop; 0 = one per CPU"},
     {"parser", SERVER(parser), .type = JRPCD_KEY_WORD, .words = parsers,
-     .what = "a parser", .def = "auto",
+     .what = "a parser", .def = "auto", .restart = 1,
      .doc = "JSON parser; auto picks native or simdjson by frame size"},
     {"plugin_dir", SERVER(plugin_dir), .type = JRPCD_KEY_STRING, .min = 1,
      .what = "a directory", .def = jrpcd_plugin_dir_default,
@@ -133,92 +134,99 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"strict_plugins", SERVER(strict_plugins), .type = JRPCD_KEY_BOOL,
      .def = "yes", .doc = "a plugin that fails to load stops the start"},
     {"user", SERVER(user), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a user name or uid", .check = jrpcd_user_known,
+     .what = "a user name or uid", .check = jrpcd_user_known, .restart = 1,
      .doc = "serve as this user once sockets are bound and plugins loaded"},
     {"group", SERVER(group), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a group name or gid", .check = jrpcd_group_known,
+     .what = "a group name or gid", .check = jrpcd_group_known, .restart = 1,
      .doc = "serve with this group (default: the user's own)"},
     {"max_frame_bytes", SERVER(max_frame_bytes), UINT(64, INT32_MAX),
-     .def = "1048576", .doc = "largest request frame (-32001 beyond)"},
+     .def = "1048576", .restart = 1,
+     .doc = "largest request frame (-32001 beyond)"},
     {"max_batch", SERVER(max_batch), UINT(1, 1000000), .def = "1000",
-     .doc = "most requests in one batch (-32002 beyond)"},
+     .restart = 1, .doc = "most requests in one batch (-32002 beyond)"},
     {"max_response_bytes", SERVER(max_response_bytes), UINT(64, UINT32_MAX),
-     .def = "16777216", .doc = "largest result of one call (-32003 beyond)"},
+     .def = "16777216", .restart = 1,
+     .doc = "largest result of one call (-32003 beyond)"},
     {"max_connections", SERVER(max_connections), UINT(1, 1000000),
-     .def = "4096", .doc = "client connections open at once, in all"},
+     .def = "4096", .restart = 1,
+     .doc = "client connections open at once, in all"},
     {"max_connections_per_peer", SERVER(max_connections_per_peer),
-     UINT(0, 1000000), .def = "0",
+     UINT(0, 1000000), .def = "0", .restart = 1,
      .doc = "connections open at once per uid (unix) or address (tcp); "
             "0 = no limit"},
     {"peer_prefix_v6", SERVER(peer_prefix_v6), UINT(1, 128), .def = "64",
+     .restart = 1,
      .doc = "max_connections_per_peer counts IPv6 peers by this many leading "
             "address bits"},
     {"idle_timeout_ms", SERVER(idle_timeout_ms), UINT(0, UINT32_MAX),
-     .def = "60000", .doc = "idle connections are closed after it; 0 = never"},
+     .def = "60000", .restart = 1,
+     .doc = "idle connections are closed after it; 0 = never"},
     {"shutdown_timeout_ms", SERVER(shutdown_timeout_ms), UINT(0, UINT32_MAX),
-     .def = "5000", .doc = "how long a graceful stop may take"},
+     .def = "5000", .restart = 1, .doc = "how long a graceful stop may take"},
     {"output_high_water", SERVER(output_high_water),
-     UINT(4096, UINT64_C(1) << 40), .def = "1048576",
+     UINT(4096, UINT64_C(1) << 40), .def = "1048576", .restart = 1,
      .doc = "reply bytes queued on a connection above which reading pauses"},
     {"max_pending_calls", SERVER(max_pending_calls), UINT(1, 1000000),
-     .def = "1024",
+     .def = "1024", .restart = 1,
      .doc = "deferred calls of one connection above which reading pauses"},
     {"max_pending_calls_total", SERVER(max_pending_calls_total),
-     UINT(1, 100000000), .def = "65536",
+     UINT(1, 100000000), .def = "65536", .restart = 1,
      .doc = "deferred calls in the daemon (-32005 beyond)"},
     {"parser_auto_threshold", SERVER(parser_auto_threshold), UINT(0, INT32_MAX),
-     .words = auto_threshold_words, .def = "measured",
+     .words = auto_threshold_words, .def = "measured", .restart = 1,
      .doc = "parser = auto: simdjson from this many bytes"},
     {"early_reply_frames", SERVER(early_reply_frames), UINT(0, 1000000),
-     .def = "32",
+     .def = "32", .restart = 1,
      .doc = "replies so far are sent every this many frames of a read"},
     {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
-     .def = "10000",
+     .def = "10000", .restart = 1,
      .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
     {"call_timeout_ms", SERVER(call_timeout_ms), UINT(0, UINT32_MAX),
      .def = "30000",
      .doc = "ms a deferred call may take (-32004 beyond); 0 = never"},
     {"thread_pool", SERVER(thread_pool), UINT(0, JRPCD_THREAD_POOL_MAX),
-     .def = "0",
+     .def = "0", .restart = 1,
      .doc = "threads for handlers' jrpc_queue_work; 0 = twice the workers, "
             "at least 4"},
     {"max_header_bytes", SERVER(max_header_bytes), UINT(256, 65536),
-     .def = "8192",
+     .def = "8192", .restart = 1,
      .doc = "largest request head on http and content-length listeners (431 "
             "beyond)"},
-    {"drain_ms", SERVER(drain_ms), UINT(0, 3600000), .def = "0",
+    {"drain_ms", SERVER(drain_ms), UINT(0, 3600000), .def = "0", .restart = 1,
      .doc = "on SIGTERM, ms of serving with /health at 503 before the stop"},
     {"validate_params", SERVER(validate_params), .type = JRPCD_KEY_BOOL,
      .def = "yes",
      .doc = "described methods' params are checked before the handler "
             "(-32602)"},
     {"slow_call_ms", SERVER(slow_call_ms), UINT(0, UINT32_MAX), .def = "1000",
+     .restart = 1,
      .doc = "calls that take longer are logged and kept for rpc.stats; "
             "0 = off"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,
      .what = "the socket's path", .check = unix_path_usable,
-     .makes_kind = 1 + JRPCD_LISTEN_UNIX,
+     .makes_kind = 1 + JRPCD_LISTEN_UNIX, .restart = 1,
      .doc = "listen on the Unix socket at this path"},
     {"tcp", LISTEN(host), .type = JRPCD_KEY_HOST_PORT,
      .offset2 = offsetof(jrpcd_listen_conf_t, port),
-     .makes_kind = 1 + JRPCD_LISTEN_TCP,
+     .makes_kind = 1 + JRPCD_LISTEN_TCP, .restart = 1,
      .doc = "listen on TCP at this literal address and port"},
     {"mode", LISTEN(mode), .type = JRPCD_KEY_MODE, .max = 0777, .def = "0660",
-     UNIX_ONLY, .doc = "permission bits of the socket file"},
+     UNIX_ONLY, .restart = 1, .doc = "permission bits of the socket file"},
     {"owner", LISTEN(owner), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a user name or uid", UNIX_ONLY,
+     .what = "a user name or uid", UNIX_ONLY, .restart = 1,
      .doc = "user to own the socket file"},
     {"group", LISTEN(group), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a group name or gid", UNIX_ONLY,
+     .what = "a group name or gid", UNIX_ONLY, .restart = 1,
      .doc = "group of the socket file"},
     {"framing", LISTEN(framing), .type = JRPCD_KEY_ENUM, .words = framings,
-     .what = "a framing", .def = "newline",
+     .what = "a framing", .def = "newline", .restart = 1,
      .doc = "how messages are delimited"},
     {"stats", LISTEN(stats), .type = JRPCD_KEY_ENUM, .words = stats_levels,
      .what = "a stats level",
      .kind_def = {[JRPCD_LISTEN_UNIX] = "listener", [JRPCD_LISTEN_TCP] = "off"},
+     .restart = 1,
      .doc = "rpc.stats answers here (off: not), with what this caller may "
             "call and its own peer (listener), or everything (full); "
             "/metrics as much"},
@@ -226,6 +234,9 @@ const jrpcd_key_t jrpcd_keys[] = {
      .what = "the methods served here", .check = jrpcd_glob_check,
      .doc = "globs of the methods served here (others are -32601); all "
             "when unset"},
+    {"discover", LISTEN(discover), .type = JRPCD_KEY_BOOL, .def = "yes",
+     .doc = "rpc.discover answers here (whatever methods and [access] say), "
+            "listing what the caller may call"},
     {"peers", LISTEN(peers), .type = JRPCD_KEY_LIST, .min = 1,
      .what = "the peers let in", .check = principal_parses,
      .doc = "who may connect: addresses and CIDR ranges (tcp), uid:, gid:, "
@@ -251,16 +262,18 @@ const jrpcd_key_t jrpcd_keys[] = {
      .doc = "mutual TLS (tls_client_ca): most intermediate CAs a client's "
             "chain may have"},
     {"max_handshakes", LISTEN(max_handshakes), UINT(1, 1000000), .def = "256",
-     TCP_ONLY,
+     TCP_ONLY, .restart = 1,
      .doc = "TLS handshakes in progress at once here; more are closed at "
             "accept"},
     {"health", LISTEN(health), .type = JRPCD_KEY_BOOL, .def = "yes",
+     .http_only = 1, .restart = 1,
      .doc = "framing = http: GET /health answers (200 serving, 503 draining)"},
     {"metrics", LISTEN(metrics), .type = JRPCD_KEY_BOOL,
      .kind_def = {[JRPCD_LISTEN_UNIX] = "yes", [JRPCD_LISTEN_TCP] = "no"},
+     .http_only = 1, .restart = 1,
      .doc = "framing = http: GET /metrics answers (Prometheus text format)"},
     {"tokens_file", LISTEN(tokens_file), .type = JRPCD_KEY_STRING, .min = 1,
-     .what = "a tokens file",
+     .what = "a tokens file", .http_only = 1,
      .doc = "framing = http: every request but GET /health needs "
             "Authorization: Bearer with a token of this file (NAME "
             "sha256:HEX lines); none when unset"},
@@ -308,6 +321,27 @@ const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name) {
     if (jrpcd_keys[i].section == s && strcmp(jrpcd_keys[i].name, name) == 0)
       return &jrpcd_keys[i];
   return NULL;
+}
+
+int jrpcd_listen_key_line(const jrpcd_listen_conf_t *l, const char *name) {
+  const jrpcd_key_t *k = jrpcd_key_find(JRPCD_SEC_LISTEN, name);
+  size_t i = k ? (size_t)(k - jrpcd_keys) : JRPCD_KEY_ROWS_MAX;
+  return i < JRPCD_KEY_ROWS_MAX ? l->key_lines[i] : 0;
+}
+
+const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name) {
+  const jrpcd_key_t *best = NULL;
+  int best_d = 0;
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    if (jrpcd_keys[i].section != s)
+      continue;
+    int d = jrpc__name_typo(name, jrpcd_keys[i].name);
+    if (d >= 0 && (!best || d < best_d)) {
+      best = &jrpcd_keys[i];
+      best_d = d;
+    }
+  }
+  return best;
 }
 
 /* Appends to out[*off..cap), keeping it a string; cut to fit. */
@@ -410,6 +444,25 @@ static const void *load_ptr(const void *base, size_t off) {
   const void *v;
   memcpy(&v, cfield(base, off), sizeof v);
   return v;
+}
+
+int jrpcd_key_same(const jrpcd_key_t *k, const void *a, const void *b) {
+  char ta[1024], tb[1024];
+  int sa = jrpcd_key_format(k, a, ta, sizeof ta);
+  int sb = jrpcd_key_format(k, b, tb, sizeof tb);
+  return sa == sb && (!sa || strcmp(ta, tb) == 0);
+}
+
+int jrpcd_key_in_use(const jrpcd_key_t *k, const void *base) {
+  switch (k->type) {
+  case JRPCD_KEY_WORD:
+  case JRPCD_KEY_STRING:
+  case JRPCD_KEY_LIST:
+  case JRPCD_KEY_HOST_PORT:
+    return load_ptr(base, k->offset) != NULL;
+  default:
+    return load_uint(cfield(base, k->offset), k->size) != 0;
+  }
 }
 
 void jrpcd_key_free(const jrpcd_key_t *k, void *base) {

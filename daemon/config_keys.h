@@ -82,6 +82,12 @@ typedef struct jrpcd_key {
   /* [listen]: 1 + the kind this key makes the listener (unix = 1 + UNIX);
    * 0 for the other keys. Each listener needs exactly one such key. */
   int makes_kind;
+  /* [listen]: only for framing = http (an HTTP path or header); set
+   * elsewhere to anything but off or unset, an error. */
+  int http_only;
+  /* Read only at start: a SIGHUP that changes it logs that it was not
+   * applied (server.c). */
+  int restart;
   const char *doc; /* one line, for --list-keys */
 } jrpcd_key_t;
 
@@ -97,6 +103,13 @@ const char *jrpcd_section_name(jrpcd_section_t s);
 
 /* The row of NAME in section S (case-sensitive, like the file), or NULL. */
 const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name);
+
+/* The key of S whose name is nearest NAME (a typo of it: a few edits
+ * away), or NULL. */
+const jrpcd_key_t *jrpcd_key_nearest(jrpcd_section_t s, const char *name);
+
+/* The line of L's file that set its [listen] key NAME; 0 if none did. */
+int jrpcd_listen_key_line(const jrpcd_listen_conf_t *l, const char *name);
 
 /* The keys of S in table order, "a, b, c", cut to fit. */
 void jrpcd_key_names(jrpcd_section_t s, char *out, size_t cap);
@@ -118,6 +131,14 @@ int jrpcd_key_format(const jrpcd_key_t *k, const void *base, char *out,
 
 /* What K takes, for --list-keys: "0 .. 256", "yes|no", "ADDRESS:PORT". */
 void jrpcd_key_describe(const jrpcd_key_t *k, char *out, size_t cap);
+
+/* Whether K's field in BASE turns something on: set (a string, a list)
+ * or not zero (a number, yes). */
+int jrpcd_key_in_use(const jrpcd_key_t *k, const void *base);
+
+/* Whether K's field holds the same setting in A and B (as -T would print
+ * it). */
+int jrpcd_key_same(const jrpcd_key_t *k, const void *a, const void *b);
 
 /* Frees what K's field owns in BASE and sets it to NULL. */
 void jrpcd_key_free(const jrpcd_key_t *k, void *base);

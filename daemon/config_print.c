@@ -29,9 +29,11 @@ static int is_default(const jrpcd_key_t *k, jrpcd_listen_kind_t kind,
 }
 
 /* The keys of section S for BASE, "key = value", "; default" after those
- * at their default; keys of other listener kinds are left out. */
+ * at their default; keys of other listener kinds are left out, and those
+ * of HTTP alone are a comment on other framings (the reader refuses them
+ * there), so that the output reads back as the same config. */
 static void print_keys(FILE *f, jrpcd_section_t s, const void *base,
-                       jrpcd_listen_kind_t kind) {
+                       jrpcd_listen_kind_t kind, int http) {
   for (size_t i = 0; i < jrpcd_nkeys; i++) {
     const jrpcd_key_t *k = &jrpcd_keys[i];
     if (k->section != s)
@@ -45,23 +47,28 @@ static void print_keys(FILE *f, jrpcd_section_t s, const void *base,
       fprintf(f, "; %s is not set\n", k->name);
       continue;
     }
-    fprintf(f, "%s = %s%s\n", k->name, value,
-            is_default(k, kind, value) ? "  ; default" : "");
+    if (k->http_only && !http)
+      fprintf(f, "; %s = %s  (framing = http only)\n", k->name, value);
+    else
+      fprintf(f, "%s = %s%s\n", k->name, value,
+              is_default(k, kind, value) ? "  ; default" : "");
   }
 }
 
 void jrpcd_config_print(const jrpcd_config_t *c, FILE *f) {
   jrpcd_listen_kind_t none = (jrpcd_listen_kind_t)JRPCD_LISTEN_KINDS;
   fprintf(f, "; the settings of %s in effect\n[server]\n", c->file);
-  print_keys(f, JRPCD_SEC_SERVER, c, none);
+  print_keys(f, JRPCD_SEC_SERVER, c, none, 0);
   for (size_t i = 0; i < c->nlistens; i++) {
     fprintf(f, "\n[listen %s]\n", c->listens[i].name);
-    print_keys(f, JRPCD_SEC_LISTEN, &c->listens[i], c->listens[i].kind);
+    const jrpcd_listen_conf_t *l = &c->listens[i];
+    print_keys(f, JRPCD_SEC_LISTEN, l, l->kind,
+               l->framing == JRPC_FRAMING_HTTP);
   }
   for (size_t i = 0; i < c->nplugins; i++) {
     const jrpcd_plugin_conf_t *pl = &c->plugins[i];
     fprintf(f, "\n[plugin %s]\n", pl->name);
-    print_keys(f, JRPCD_SEC_PLUGIN, pl, none);
+    print_keys(f, JRPCD_SEC_PLUGIN, pl, none, 0);
     for (size_t j = 0; j < pl->nkv; j++)
       fprintf(f, "%s = %s\n", pl->kv[2 * j], pl->kv[2 * j + 1]);
   }

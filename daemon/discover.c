@@ -2,9 +2,10 @@
  * methods the caller may call here (its listener's `methods`, the [access]
  * rules), sorted by name. A method its module described (jrpc_describe)
  * appears as that Method Object with its name added; any other as its
- * name, no params and "x-jrpcd-params": "any" (nothing is known of what it
- * takes; jrpc checks no arguments for it). rpc.discover itself is not
- * listed. */
+ * name, no params, a result of any type and "x-jrpcd-params": "any"
+ * (nothing is known of what it takes; jrpc checks no arguments for it).
+ * rpc.discover itself is not listed; it answers on every listener but those
+ * with discover = no (admit.c's decide). */
 #include "discover.h"
 
 #include <stdlib.h>
@@ -66,7 +67,9 @@ static const char *method_object(jrpc_call_t *c, const jrpc__method_t *m,
          (*rest == ' ' || *rest == '\t' || *rest == '\n' || *rest == '\r'))
     rest++;
   if (!d) {
-    static const char any[] = ",\"params\":[],\"x-jrpcd-params\":\"any\"}";
+    static const char any[] = ",\"params\":[],\"result\":{\"name\":"
+                              "\"result\",\"schema\":{}},"
+                              "\"x-jrpcd-params\":\"any\"}";
     memcpy(out + o, any, sizeof(any) - 1);
     o += sizeof(any) - 1;
   } else {
@@ -88,10 +91,14 @@ static int rpc_discover(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   if (!list)
     return JRPC_ENOMEM;
   size_t n = 0;
+  /* rpc.stats answers only where its listener's stats is on (rpcstats.c
+   * asks the same), so it is listed only there. */
+  int stats_here = jrpcd_conn_of_sink(call->e->sink)->l->stats != 0;
   for (uint32_t i = 0; i <= base->mask; i++) {
     const jrpc__method_t *m = &base->slots[i];
     if (jrpc__registry_view_serves(base, view, i) &&
-        strcmp(m->name, "rpc.discover") != 0)
+        strcmp(m->name, "rpc.discover") != 0 &&
+        (stats_here || m->owner || strcmp(m->name, "rpc.stats") != 0))
       list[n++].m = m;
   }
   qsort(list, n, sizeof(*list), by_name);

@@ -92,6 +92,7 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
       snprintf(err, errlen, "%s: [listen %s]: %s", c->file, l->name, why);
       goto fail;
     }
+    g->policies[g->npolicies].discover = l->discover;
     /* Read with the generation, so that a SIGHUP reads it again; a file
      * that does not load fails the start or the reload (the previous
      * generation, tokens included, then serves on). */

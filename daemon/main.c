@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "activation.h"
@@ -18,6 +21,7 @@
 #include "install_dirs.h"
 #include "log.h"
 #include "parser.h"
+#include "privs.h"
 #include "sdnotify.h"
 #include "strspan.h"
 #include "server.h"
@@ -29,7 +33,8 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: jrpcd [-c FILE] [-t] [-T] [-v]... [-q] [-V] [-h]\n"
+          "usage: jrpcd [-c FILE] [-t] [-T] [-v]... [-q] [-V|--version] "
+          "[-h|--help]\n"
           "       jrpcd --list-keys\n"
           "       jrpcd --hash-token NAME\n"
           "  -c FILE  serve with this config (see jrpcd.conf); without it,\n"
@@ -38,13 +43,14 @@ static void usage(FILE *f) {
           "           127.0.0.1:7400, the sample plugins\n"
           "  -t       check the config and its plugins, print what would be\n"
           "           served, and exit (0 when all is well, 1 if not)\n"
-          "  -T       as -t, then print every setting in effect, as a\n"
-          "           config file that marks the defaults\n"
+          "  -T       as -t, then print every setting in effect on stdout, as\n"
+          "           a config file that marks the defaults (-c reads it);\n"
+          "           what -t says goes to stderr then\n"
           "  -v       log one level more than the config's log_level;\n"
           "           repeat for more (-vv), up to debug\n"
           "  -q       log errors only\n"
-          "  -V       print the version and exit\n"
-          "  -h       this help\n"
+          "  -V, --version  print the version and exit\n"
+          "  -h, --help  this help\n"
           "  --list-keys  print every config key: section, key, listener\n"
           "           kinds, values, default, description (tab-separated)\n"
           "  --hash-token NAME  make a random bearer token: the token on\n"
@@ -118,7 +124,7 @@ static char *builtin_config(char *err, size_t errlen) {
 /* -t under socket activation: the passed sockets are checked as a start
  * would check them (a name with no section, a unix socket for a tcp
  * section) and listed; nothing is bound, served or removed. */
-static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act) {
+static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act, FILE *out) {
   char err[1024];
   if (jrpcd_activation_check(act, c, err, sizeof(err))) {
     jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
@@ -135,20 +141,109 @@ static int check_passed(jrpcd_config_t *c, jrpcd_activation_t *act) {
       return 1;
     }
     p->taken = 1;
-    printf("listen %s: %s passed by the service manager as fd %d, %s "
-           "framing\n",
-           l.name, l.desc, l.fd, jrpc__framing_name(l.framing));
+    fprintf(out,
+            "listen %s: %s passed by the service manager as fd %d, %s "
+            "framing\n",
+            l.name, l.desc, l.fd, jrpc__framing_name(l.framing));
     jrpcd_listener_close(&l);
   }
   return 0;
 }
 
+/* Whether the user jrpcd serves as (user, group) may create and remove
+ * entries in DIR: asked of the kernel by a child that becomes that user,
+ * so that groups and ACLs count as they will. 1 yes, 0 no, -1 unknown
+ * (why says). Runs before any plugin has started a thread. */
+static int serving_user_writes(const char *dir, const char *user,
+                               const char *group, char *why, size_t whylen) {
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(why, whylen, "fork: %s", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    char err[256];
+    if (jrpcd_drop_privileges(user, group, err, sizeof err) != 0)
+      _exit(2);
+    _exit(access(dir, W_OK | X_OK) == 0 ? 0 : 1);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      snprintf(why, whylen, "waitpid: %s", strerror(errno));
+      return -1;
+    }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) == 2) {
+    snprintf(why, whylen, "cannot become the serving user to ask");
+    return -1;
+  }
+  return WEXITSTATUS(status) == 0;
+}
+
+/* -t: each Unix socket's directory must be there and writable, by the
+ * user who binds it (jrpcd as started) and by the one who removes it at
+ * the stop (the serving user, after a root start with user or group);
+ * else the start would fail at the bind, or leave the socket behind.
+ * Passed sockets are the service manager's. 0, or -1 logged. */
+static int check_socket_dirs(const jrpcd_config_t *c, jrpcd_activation_t *act) {
+  for (size_t i = 0; i < c->nlistens; i++) {
+    const jrpcd_listen_conf_t *l = &c->listens[i];
+    if (l->kind != JRPCD_LISTEN_UNIX || jrpcd_activation_find(act, l->name))
+      continue;
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+    const char *slash = strrchr(l->path, '/');
+    if (!slash)
+      snprintf(dir, sizeof dir, ".");
+    else
+      snprintf(dir, sizeof dir, "%.*s",
+               slash == l->path ? 1 : (int)(slash - l->path), l->path);
+    char why[768] = "";
+    struct stat st;
+    if (stat(dir, &st) != 0)
+      snprintf(why, sizeof why,
+               "its directory %s: %s (make it first, e.g. systemd's "
+               "RuntimeDirectory=)",
+               dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+      snprintf(why, sizeof why, "%s is not a directory", dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+      snprintf(why, sizeof why,
+               "its directory %s is not writable by uid %u, who binds the "
+               "socket: %s",
+               dir, (unsigned)geteuid(), strerror(errno));
+    else if ((c->user || c->group) && geteuid() == 0) {
+      char ask[256];
+      int w = serving_user_writes(dir, c->user, c->group, ask, sizeof ask);
+      if (w == 0)
+        snprintf(why, sizeof why,
+                 "its directory %s is not writable by %s%s%s, whom jrpcd "
+                 "serves as after the bind: the socket could not be removed "
+                 "at the stop",
+                 dir, c->user ? c->user : "", c->user && c->group ? ":" : "",
+                 c->group ? c->group : "");
+      else if (w < 0)
+        snprintf(why, sizeof why, "its directory %s: %s", dir, ask);
+    }
+    if (why[0]) {
+      jrpcd_log_bare(JRPC_LOG_ERROR, "%s:%d: [listen %s] unix: %s", c->file,
+                     jrpcd_listen_key_line(l, "unix"), l->name, why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
+  /* -T's stdout is the config alone, so that it can be saved and served
+   * (-c); what -t says goes to stderr then. */
+  FILE *out = dump ? stderr : stdout;
   jrpcd_gen_t *g;
   char err[1024];
   int strict = c->strict_plugins;
   c->strict_plugins = 0; /* report every plugin, not just the first */
-  if (act->n && check_passed(c, act))
+  if (act->n && check_passed(c, act, out))
+    return 1;
+  if (check_socket_dirs(c, act) != 0)
     return 1;
   if (jrpcd_gen_load(&g, c, 1, err, sizeof(err))) {
     jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
@@ -159,15 +254,15 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
     jrpcd_gen_release(g);
     return 1;
   }
-  printf("config %s: %u workers, thread pool %u, parser %s", c->file,
-         c->workers, c->thread_pool, c->parser);
+  fprintf(out, "config %s: %u workers, thread pool %u, parser %s", c->file,
+          c->workers, c->thread_pool, c->parser);
   jrpc__parser_t *p = strcmp(c->parser, "auto") != 0
                           ? jrpc__parser_new(c->parser)
                       : c->parser_auto_threshold == JRPCD_AUTO_MEASURED
                           ? jrpc__parser_auto_new(JRPC__AUTO_MEASURED)
                           : jrpc__parser_auto_new(c->parser_auto_threshold);
   if (!p) {
-    printf("\n");
+    fprintf(out, "\n");
     jrpcd_log_bare(JRPC_LOG_ERROR,
                    "%s: [server] parser: \"%s\" is not available in this "
                    "build",
@@ -179,46 +274,46 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
    * native uses, in one parenthesis. */
   size_t th = jrpc__parser_auto_threshold(p);
   if (!strcmp(c->parser, "auto") && th == 0)
-    printf(" (simdjson with its %s kernel for every frame: %s; ",
-           jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
+    fprintf(out, " (simdjson with its %s kernel for every frame: %s; ",
+            jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
   else if (!strcmp(c->parser, "auto") && th != SIZE_MAX)
-    printf(" (native below %zu bytes, simdjson with its %s kernel from "
-           "there: %s; ",
-           th, jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
+    fprintf(out,
+            " (native below %zu bytes, simdjson with its %s kernel from "
+            "there: %s; ",
+            th, jrpc__simdjson_kernel(), jrpc__parser_auto_why(p));
   else if (!strcmp(c->parser, "auto"))
-    printf(" (native for every frame: %s; simdjson kernel: %s; ",
-           jrpc__parser_auto_why(p), jrpc__simdjson_kernel());
+    fprintf(out, " (native for every frame: %s; simdjson kernel: %s; ",
+            jrpc__parser_auto_why(p), jrpc__simdjson_kernel());
   else
-    printf(" (");
-  printf("string scanning: %s)", jrpc__strspan_kernel());
-  printf("\n");
+    fprintf(out, " (");
+  fprintf(out, "string scanning: %s)", jrpc__strspan_kernel());
+  fprintf(out, "\n");
   jrpc__parser_destroy(p);
   for (size_t i = 0; i < c->nlistens; i++) {
     const jrpcd_listen_conf_t *l = &c->listens[i];
     if (jrpcd_activation_find(act, l->name))
       continue; /* listed by check_passed */
     if (l->kind == JRPCD_LISTEN_UNIX)
-      printf("listen %s: unix:%s mode %04o, %s framing\n", l->name, l->path,
-             l->mode, jrpc__framing_name(l->framing));
+      fprintf(out, "listen %s: unix:%s mode %04o, %s framing\n", l->name,
+              l->path, l->mode, jrpc__framing_name(l->framing));
     else {
       char tls[128];
       jrpcd_gen_tls_describe(g, l->name, tls, sizeof(tls));
-      printf("listen %s: tcp:%s%s%s:%u, %s framing%s\n", l->name,
-             strchr(l->host, ':') ? "[" : "", l->host,
-             strchr(l->host, ':') ? "]" : "", l->port,
-             jrpc__framing_name(l->framing), tls);
+      fprintf(out, "listen %s: tcp:%s%s%s:%u, %s framing%s\n", l->name,
+              strchr(l->host, ':') ? "[" : "", l->host,
+              strchr(l->host, ':') ? "]" : "", l->port,
+              jrpc__framing_name(l->framing), tls);
     }
   }
-  jrpcd_gen_describe(g, stdout);
+  jrpcd_gen_describe(g, out);
   int bad = g->failed > 0;
   if (bad)
-    printf("%zu plugin%s failed to load (%s with strict_plugins = %s)\n",
-           g->failed, g->failed == 1 ? "" : "s", strict ? "fatal" : "skipped",
-           strict ? "yes" : "no");
+    fprintf(out, "%zu plugin%s failed to load (%s with strict_plugins = %s)\n",
+            g->failed, g->failed == 1 ? "" : "s", strict ? "fatal" : "skipped",
+            strict ? "yes" : "no");
   jrpcd_gen_release(g);
   if (dump) {
     c->strict_plugins = strict; /* as the file has it */
-    printf("\n");
     jrpcd_config_print(c, stdout);
   }
   return bad;
@@ -275,6 +370,8 @@ int main(int argc, char **argv) {
   static const struct option long_options[] = {
       {"list-keys", no_argument, NULL, LIST_KEYS},
       {"hash-token", required_argument, NULL, HASH_TOKEN},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
   /* Before any config is read, -T and --list-keys included: the default

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_keys.h"
 #include "gen_tls.h"
 #include "log.h"
 #include "privs.h"
@@ -141,6 +142,39 @@ static void reload_failed(char *status, size_t n, const char *err) {
       *p = ' ';
 }
 
+/* Logs each key marked restart in the table whose setting in NOW differs
+ * from the one WAS started with, and each new listener: a reload applies
+ * neither, and an operator who changed one must hear so. */
+static void warn_not_applied(const jrpcd_config_t *was,
+                             const jrpcd_config_t *now) {
+  for (size_t i = 0; i < jrpcd_nkeys; i++) {
+    const jrpcd_key_t *k = &jrpcd_keys[i];
+    if (!k->restart)
+      continue;
+    if (k->section == JRPCD_SEC_SERVER && !jrpcd_key_same(k, was, now))
+      jrpcd_warn("%s: [server] %s changed, but it takes effect only at a "
+                 "restart: not applied",
+                 now->file, k->name);
+    for (size_t j = 0; k->section == JRPCD_SEC_LISTEN && j < now->nlistens; j++)
+      for (size_t w = 0; w < was->nlistens; w++)
+        if (strcmp(was->listens[w].name, now->listens[j].name) == 0 &&
+            !jrpcd_key_same(k, &was->listens[w], &now->listens[j]))
+          jrpcd_warn("%s: [listen %s] %s changed, but it takes effect only "
+                     "at a restart: not applied",
+                     now->file, now->listens[j].name, k->name);
+  }
+  for (size_t j = 0; j < now->nlistens; j++) {
+    size_t w = 0;
+    while (w < was->nlistens &&
+           strcmp(was->listens[w].name, now->listens[j].name) != 0)
+      w++;
+    if (w == was->nlistens)
+      jrpcd_warn("%s: [listen %s] is new, but listeners change only at a "
+                 "restart: not applied",
+                 now->file, now->listens[j].name);
+  }
+}
+
 /* SIGHUP: the plugins of the config file as it is now, in a new registry;
  * connections stay, and calls still running keep their old modules. The
  * outcome goes to the log and, in one line, to status. */
@@ -155,11 +189,8 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
     return;
   }
   jrpcd_gen_t *g;
+  unsigned workers = c.workers;
   c.workers = s->conf.workers; /* not reloaded; sizes the method counters */
-  if (c.thread_pool != s->conf.thread_pool)
-    jrpcd_warn("%s: [server] thread_pool = %u takes effect at the next start; "
-               "the pool keeps %u threads",
-               s->conf.file, c.thread_pool, s->conf.thread_pool);
   if (jrpcd_gen_load(&g, &c, s->gen_serial + 1, err, sizeof(err))) {
     reload_failed(status, n, err);
     jrpcd_config_free(&c);
@@ -197,6 +228,8 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
   jrpcd_gen_release(s->gen);
   s->gen = g;
   jrpcd_log_set_level(c.log_level);
+  c.workers = workers; /* as the file has it, for the comparison */
+  warn_not_applied(&s->conf, &c);
   /* Only plugins, the log level and the listeners' peers change on
    * reload: listeners, workers and limits stay as started. */
   jrpcd_info("reloaded %s: %zu plugins, %u methods (generation %u)",

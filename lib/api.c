@@ -6,6 +6,7 @@
 #include "common.h"
 #include "dispatch.h"
 #include "module.h"
+#include "nearest.h"
 #include "params.h"
 #include "request.h"
 #include "view.h"
@@ -67,6 +68,41 @@ static const char *api_conf_get(jrpc_reg_t *r, const char *key) {
     if (strcmp(kv[0], key) == 0)
       return kv[1];
   return NULL;
+}
+
+/* The section's keys against the module's list: the first one not on it
+ * fails the module's load (ctx->failed, like a method that did not
+ * register), named with the listed key it is nearest to. */
+static int api_conf_keys(jrpc_reg_t *r, const char *const *keys) {
+  jrpc__regctx_t *ctx = REGCTX(r);
+  if (!keys || ctx->sealed)
+    return JRPC_EINVAL;
+  for (const char *const *kv = ctx->conf; kv && kv[0]; kv += 2) {
+    const char *near = NULL;
+    int near_d = 0, listed = 0;
+    for (const char *const *k = keys; *k && !listed; k++) {
+      listed = strcmp(*k, kv[0]) == 0;
+      int d = jrpc__name_typo(kv[0], *k);
+      if (d >= 0 && (!near || d < near_d)) {
+        near = *k;
+        near_d = d;
+      }
+    }
+    if (listed)
+      continue;
+    char list[160] = "";
+    size_t n = 0;
+    for (const char *const *k = keys; *k && n < sizeof(list); k++) {
+      int w = snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "", *k);
+      n += w > 0 ? (size_t)w : 0;
+    }
+    snprintf(ctx->err, sizeof(ctx->err), "%s: unknown key%s%s%s (its keys: %s)",
+             kv[0], near ? "; did you mean " : "", near ? near : "",
+             near ? "?" : "", n ? list : "none");
+    ctx->failed = 1;
+    return JRPC_EINVAL;
+  }
+  return 0;
 }
 
 /* ---- views ---- */
@@ -286,4 +322,5 @@ const struct jrpc_api jrpc__api = {
     api_worker_data,
     api_on_cancel,
     api_cancelled,
+    api_conf_keys,
 };

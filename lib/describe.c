@@ -1,6 +1,7 @@
 /* describe.c - jrpc_describe: a method's OpenRPC Method Object as JSON
  * text, checked when the module registers it (valid JSON, an object, no
- * "name" of its own) and kept with the method for rpc.discover; its
+ * "name" of its own; a "result" added where it has none) and kept with
+ * the method for rpc.discover; its
  * "x-jrpcd-timeout-ms" member, if any, becomes the method's timeout. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,36 @@ static int valid_json(const char *json, size_t n) {
   return ok;
 }
 
+/* OpenRPC 1.2.6, the version rpc.discover declares, requires a "result"
+ * of every method; a description without one gets ANY_RESULT (a result of
+ * any type) as its last member, so that the document stays valid. A copy
+ * of the text; NULL when out of memory. */
+#define ANY_RESULT "\"result\":{\"name\":\"result\",\"schema\":{}}"
+static char *with_result(const char *json, size_t n) {
+  if (has_member(json, n, "result"))
+    return strdup(json);
+  size_t end = n; /* its closing brace */
+  while (end > 0 && json[end - 1] != '}')
+    end--;
+  end--;
+  size_t before = end; /* an empty object takes no comma */
+  while (before > 0 && (json[before - 1] == ' ' || json[before - 1] == '\t' ||
+                        json[before - 1] == '\n' || json[before - 1] == '\r'))
+    before--;
+  int comma = json[before - 1] != '{';
+  char *out = malloc(n + sizeof(ANY_RESULT) + 2);
+  if (!out)
+    return NULL;
+  memcpy(out, json, end);
+  size_t o = end;
+  if (comma)
+    out[o++] = ',';
+  memcpy(out + o, ANY_RESULT, sizeof(ANY_RESULT) - 1);
+  o += sizeof(ANY_RESULT) - 1;
+  memcpy(out + o, json + end, n - end + 1); /* '}', what follows, NUL */
+  return out;
+}
+
 int jrpc__describe(jrpc__regctx_t *ctx, const char *method, const char *json) {
   const jrpc__method_t *m =
       method ? jrpc__registry_find(ctx->reg, method, strlen(method)) : NULL;
@@ -122,7 +153,7 @@ int jrpc__describe(jrpc__regctx_t *ctx, const char *method, const char *json) {
     return refuse(ctx, method,
                   "\"" TIMEOUT_KEY "\" is not a whole number of "
                   "milliseconds from 0 to 4294967295");
-  char *copy = strdup(json);
+  char *copy = with_result(json, n);
   if (!copy)
     return refuse(ctx, method, "out of memory");
   jrpc__method_t *w = (jrpc__method_t *)m; /* the registry is being built */

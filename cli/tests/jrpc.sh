@@ -63,6 +63,7 @@ framing = length
 unix = $T/nodisc.sock
 mode = 0600
 methods = math.*
+discover = no
 [plugin math]
 path = math.so
 [plugin echo]
@@ -364,7 +365,7 @@ test_notify_batch_stdin() {
   # A method described as taking anything (echo) is sent as written.
   run any_jrpcd --compact echo 1 two '{"x":3}'
   expect any_jrpcd 0 '[1,"two",{"x":3}]'
-  # On a listener that serves only math.*, rpc.discover is not there.
+  # On a listener with discover = no, rpc.discover is not there.
   run list_nodisc -u "$T/nodisc.sock" -l
   expect list_nodisc 1 "" "has no rpc.discover (error -32601: Method not found)"
 }

@@ -20,6 +20,9 @@ static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
 /* Any params at all, which OpenRPC's params cannot say: jrpcd's own
  * "x-jrpcd-params": "any" does (jrpc then checks no arguments). */
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const no_keys[] = {NULL}; /* it reads none */
+  if (jrpc_conf_keys(r, no_keys))
+    return JRPC_EINVAL;
   int rc = jrpc_register(r, "echo", echo, NULL);
   if (rc)
     return rc;

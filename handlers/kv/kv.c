@@ -7,7 +7,8 @@
  *   kv.stats                                  -> this worker's counts and
  *                                                everyone's, the table size
  *
- * K is a string of 1 to 256 bytes; V any JSON value, kept as its exact
+ * K is a string of 1 to 256 characters (as JSON Schema's maxLength counts
+ * them: code points); V any JSON value, kept as its exact
  * text, at most max_value_bytes of it (config key, default 65536). The
  * table holds at most max_keys keys (config key, default 10000): a new key
  * beyond that is refused with error 1001 "Table full" ({"max_keys": N} as
@@ -36,6 +37,8 @@
 #include <string.h>
 
 #define KV_MAX_KEY 256
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define KV_DEFAULT_MAX_KEYS 10000
 #define KV_LIMIT_MAX_KEYS 10000000
 #define KV_DEFAULT_MAX_VALUE 65536
@@ -117,6 +120,15 @@ static int bad_param(jrpc_call_t *c, const char *name, const char *why) {
   return JRPC_EFAIL;
 }
 
+/* Code points of valid UTF-8 (every byte but continuation bytes), which
+ * is what the description's maxLength counts. */
+static size_t characters(const char *s, size_t n) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++)
+    count += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return count;
+}
+
 /* The key (and, with want_value, the value) from [K] / [K, V] or
  * {"key": K, "value": V}. */
 static int read_params(jrpc_call_t *c, jrpc_val_t params, int want_value,
@@ -145,8 +157,8 @@ static int read_params(jrpc_call_t *c, jrpc_val_t params, int want_value,
     return bad_param(c, "key", "missing");
   if (rc)
     return bad_param(c, "key", "not a string");
-  if (*klen == 0 || *klen > KV_MAX_KEY)
-    return bad_param(c, "key", "must be 1 to 256 bytes long");
+  if (*klen == 0 || characters(*key, *klen) > KV_MAX_KEY)
+    return bad_param(c, "key", "must be 1 to 256 characters long");
   if (want_value && jrpc_is_none(v))
     return bad_param(c, "value", "missing");
   *value = v;
@@ -391,7 +403,7 @@ static void fini(void *mod_data) {
 
 #define KEY_PARAM                                                              \
   "{\"name\":\"key\",\"required\":true,\"schema\":{\"type\":\"string\","       \
-  "\"minLength\":1}}"
+  "\"minLength\":1,\"maxLength\":" STR(KV_MAX_KEY) "}}"
 #define NO_KEY_ERROR "{\"code\":1002,\"message\":\"No such key\"}"
 #define PARAMS_ERROR "{\"code\":-32602,\"message\":\"Invalid params\"}"
 
@@ -403,7 +415,9 @@ static const struct {
     {"kv.set", kv_set,
      "{\"summary\":\"stores value under key, shared by every worker\","
      "\"paramStructure\":\"either\",\"params\":[" KEY_PARAM
-     ",{\"name\":\"value\",\"required\":true,\"schema\":{}}],"
+     ",{\"name\":\"value\",\"required\":true,\"description\":\"any JSON "
+     "value of at most max_value_bytes bytes of text (config key, default "
+     "65536)\",\"schema\":{}}],"
      "\"result\":{\"name\":\"created\",\"schema\":{\"type\":\"object\","
      "\"properties\":{\"created\":{\"type\":\"boolean\"}}}},"
      "\"errors\":[" PARAMS_ERROR
@@ -424,7 +438,10 @@ static const struct {
 };
 
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const keys[] = {"max_keys", "max_value_bytes", NULL};
   uint64_t max_keys, max_value;
+  if (jrpc_conf_keys(r, keys))
+    return JRPC_EINVAL;
   if (conf_num(r, "max_keys", KV_DEFAULT_MAX_KEYS, 1, KV_LIMIT_MAX_KEYS,
                &max_keys) ||
       conf_num(r, "max_value_bytes", KV_DEFAULT_MAX_VALUE, 1,

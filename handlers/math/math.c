@@ -96,21 +96,34 @@ static int calc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
 }
 
 /* What rpc.discover says of each (an OpenRPC Method Object without its
- * name): two numbers, by position or by name, give a number. */
-#define AB_PARAMS                                                              \
+ * name): two numbers, by position or by name, give a number; B_SCHEMA is
+ * b's (divide's refuses 0, which has no finite quotient). A result past a
+ * double's range is error -32000. */
+#define NUMBER "{\"type\":\"number\"}"
+#define NONZERO "{\"type\":\"number\",\"not\":{\"const\":0}}"
+#define AB_PARAMS(b_schema)                                                    \
   "\"paramStructure\":\"either\",\"params\":["                                 \
-  "{\"name\":\"a\",\"required\":true,\"schema\":{\"type\":\"number\"}},"       \
-  "{\"name\":\"b\",\"required\":true,\"schema\":{\"type\":\"number\"}}],"
+  "{\"name\":\"a\",\"required\":true,\"schema\":" NUMBER "},"                  \
+  "{\"name\":\"b\",\"required\":true,\"schema\":" b_schema "}],"
 #define EXAMPLE(a, b, r)                                                       \
   "\"examples\":[{\"name\":\"" #a ", " #b "\",\"params\":[{\"name\":\"a\","    \
   "\"value\":" #a "},{\"name\":\"b\",\"value\":" #b "}],\"result\":{\"name\":" \
   "\"result\",\"value\":" #r "}}]"
+#define DESCRIBE_B(summary, b_schema, result, example)                         \
+  "{\"summary\":\"" summary                                                    \
+  "\"," AB_PARAMS(b_schema) "\"result\":{\"name\":\"" result                   \
+                            "\",\"schema\":" NUMBER                            \
+                            "},\"errors\":[{\"code\":-32602,"                  \
+                            "\"message\":\"Invalid "                           \
+                            "params\"},{\"code\":-32000,\"message\":\"result " \
+                            "out of range\"}]," example "}"
 #define DESCRIBE(summary, result, example)                                     \
-  "{\"summary\":\"" summary "\"," AB_PARAMS "\"result\":{\"name\":\"" result   \
-  "\",\"schema\":{\"type\":\"number\"}},\"errors\":[{\"code\":-32602,"         \
-  "\"message\":\"Invalid params\"}]," example "}"
+  DESCRIBE_B(summary, NUMBER, result, example)
 
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const no_keys[] = {NULL}; /* it reads none */
+  if (jrpc_conf_keys(r, no_keys))
+    return JRPC_EINVAL;
   static const struct {
     const char *name;
     op_t op;
@@ -122,7 +135,8 @@ static int init(jrpc_reg_t *r, void **mod_data) {
       {"math.multiply", OP_MUL,
        DESCRIBE("a * b", "product", EXAMPLE(3, 4, 12))},
       {"math.divide", OP_DIV,
-       DESCRIBE("a / b (b = 0 is an error)", "quotient", EXAMPLE(1, 4, 0.25))},
+       DESCRIBE_B("a / b (b = 0 is an error)", NONZERO, "quotient",
+                  EXAMPLE(1, 4, 0.25))},
   };
   for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
     int rc = jrpc_register(r, ops[i].name, calc, (void *)(intptr_t)ops[i].op);

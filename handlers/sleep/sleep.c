@@ -393,6 +393,9 @@ static void fini(void *mod_data) {
 }
 
 static int init(jrpc_reg_t *r, void **mod_data) {
+  static const char *const keys[] = {"max_ms", NULL};
+  if (jrpc_conf_keys(r, keys))
+    return JRPC_EINVAL;
   int64_t max_ms;
   int rc = parse_max_ms(jrpc_conf_get(r, "max_ms"), &max_ms);
   if (rc)
@@ -407,21 +410,29 @@ static int init(jrpc_reg_t *r, void **mod_data) {
     free(s);
     return rc;
   }
-  /* Both take N milliseconds, by position or as {"ms": N}. */
-#define SLEEP_DESC(summary)                                                    \
-  "{\"summary\":\"" summary "\",\"paramStructure\":\"either\",\"params\":["    \
-  "{\"name\":\"ms\",\"required\":true,\"schema\":{\"type\":\"integer\","       \
-  "\"minimum\":0}}],\"result\":{\"name\":\"ms\",\"schema\":{\"type\":"         \
-  "\"integer\"}},\"x-jrpcd-async\":true}"
+  /* Both take N milliseconds, by position or as {"ms": N}, N from 0 to
+   * this instance's max_ms (which the description states, so that calls
+   * made from it are not refused). */
+  char desc[2][512];
+  static const char *const summaries[2] = {
+      "answers ms after ms milliseconds",
+      "the same, sleeping on a pool thread"};
+  for (int i = 0; i < 2; i++)
+    snprintf(desc[i], sizeof(desc[i]),
+             "{\"summary\":\"%s\",\"paramStructure\":\"either\",\"params\":["
+             "{\"name\":\"ms\",\"required\":true,\"schema\":{\"type\":"
+             "\"integer\",\"minimum\":0,\"maximum\":%lld}}],\"result\":{"
+             "\"name\":\"ms\",\"schema\":{\"type\":\"integer\"}},"
+             "\"errors\":[{\"code\":-32602,\"message\":\"Invalid params\"}],"
+             "\"x-jrpcd-async\":true}",
+             summaries[i], (long long)max_ms);
   rc = jrpc_register(r, "sleep.ms", sleep_ms, s);
   if (!rc)
-    rc = jrpc_describe(r, "sleep.ms",
-                       SLEEP_DESC("answers ms after ms milliseconds"));
+    rc = jrpc_describe(r, "sleep.ms", desc[0]);
   if (!rc)
     rc = jrpc_register(r, "sleep.work_ms", sleep_work_ms, s);
   if (!rc)
-    rc = jrpc_describe(r, "sleep.work_ms",
-                       SLEEP_DESC("the same, sleeping on a pool thread"));
+    rc = jrpc_describe(r, "sleep.work_ms", desc[1]);
   if (rc) {
     fini(s);
     return rc;

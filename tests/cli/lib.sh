@@ -338,6 +338,23 @@ expect_eq() {
   fi
 }
 
+# bad_config NAME BAD_LINE KEY MESSAGE: a config whose line BAD_LINE (taken
+# literally, it must occur once) is wrong; -t must exit 1 naming the file,
+# that line's number, the key, and MESSAGE. The config is read from stdin.
+bad_config() {
+  local name=$1 bad=$2 key=$3 msg=$4 f="$T/$1.conf" line
+  cat >"$f"
+  line=$(grep -nxF -- "$bad" "$f" | cut -d: -f1)
+  [[ "$line" =~ ^[0-9]+$ ]] || die "$name: test bug: '$bad' not found once in $f"
+  run_jrpcd "$name" -t -c "$f"
+  if expect_rc "$name" 1 &&
+    expect_in "$name" err "$f:$line: " &&
+    expect_in "$name" err "$key: " &&
+    expect_in "$name" err "$msg"; then
+    pass "-t $name: $(head -n1 "$T/$name.err")"
+  fi
+}
+
 # refused_conf NAME EXPECTED TEXT: `jrpcd -t` on a config of TEXT must exit 1
 # with EXPECTED (a fixed string) in its message.
 refused_conf() {

@@ -239,16 +239,23 @@ expect_rc version 0 && expect_in version out "jrpcd $version" &&
   expect_in version out "ABI $abi" && pass "jrpcd -V: $(cat "$T/version.out")"
 
 # The packaged config as is names the packaged plugin folder (the daemon's
-# built-in default): it passes where jrpcd is installed for real, and
-# otherwise fails naming /usr/lib/jrpcd/handlers.
+# built-in default) and the socket folder systemd makes (/run/jrpcd): it
+# passes where jrpcd is installed and running for real, and otherwise fails
+# naming /usr/lib/jrpcd/handlers or /run/jrpcd.
 run_jrpcd conf_as_is -t -c "$R/etc/jrpcd/jrpcd.conf"
 if [[ "$RC" != 0 ]]; then
-  expect_in conf_as_is err "/usr/lib/jrpcd/handlers/math.so" &&
-    pass "the packaged config looks for its handlers in /usr/lib/jrpcd/handlers"
+  if grep -qF "its directory /run/jrpcd: " "$T/conf_as_is.err"; then
+    pass "the packaged config's socket is in /run/jrpcd, which systemd makes"
+  else
+    expect_in conf_as_is err "/usr/lib/jrpcd/handlers/math.so" &&
+      pass "the packaged config looks for its handlers in /usr/lib/jrpcd/handlers"
+  fi
 fi
-# A copy with plugin_dir pointed into the staging root must pass -t.
+# A copy with plugin_dir pointed into the staging root (and the socket
+# into the test's folder) must pass -t.
 handlers=$R/usr/lib/jrpcd/handlers
-sed -E "s#^;[ ]*plugin_dir = /usr/lib/jrpcd/handlers\$#plugin_dir = $handlers#" \
+sed -E -e "s#^;[ ]*plugin_dir = /usr/lib/jrpcd/handlers\$#plugin_dir = $handlers#" \
+  -e "s#^unix = /run/jrpcd/#unix = $T/#" \
   "$R/etc/jrpcd/jrpcd.conf" >"$T/staged.conf"
 grep -qxF "plugin_dir = $handlers" "$T/staged.conf" ||
   fail "the packaged config has no ';plugin_dir = /usr/lib/jrpcd/handlers' line to point elsewhere"

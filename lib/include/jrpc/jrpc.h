@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 #define JRPC_ABI_MAJOR 1
-#define JRPC_ABI_MINOR 3
+#define JRPC_ABI_MINOR 4
 #define JRPC_MODULE_MAGIC 0x4A525043u /* "JRPC" */
 
 /* Return values of API functions and handlers: 0, JRPC_ASYNC, or a negative
@@ -216,6 +216,9 @@ struct jrpc_api {
   /* ---- 1.3: cancellation ---- */
   int (*on_cancel)(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg);
   int (*cancelled)(jrpc_call_t *c);
+
+  /* ---- 1.4: the module's config keys ---- */
+  int (*conf_keys)(jrpc_reg_t *r, const char *const *keys);
 };
 
 /* Log levels for jrpc_log(). */
@@ -245,6 +248,12 @@ static inline int jrpc_init_error(jrpc_reg_t *r, const char *msg) {
 /* In init: a key of the module's [plugin NAME] section, or NULL. */
 static inline const char *jrpc_conf_get(jrpc_reg_t *r, const char *key) {
   return JRPC__API(r)->conf_get(r, key);
+}
+
+/* In init: the keys its [plugin NAME] section may hold (NULL-ended); any
+ * other is an error, with "did you mean" (ABI 1.4). */
+static inline int jrpc_conf_keys(jrpc_reg_t *r, const char *const *keys) {
+  return JRPC__API(r)->conf_keys(r, keys);
 }
 
 /* In init: one slot per worker, made by init and ended by fini (ABI 1.3). */

@@ -655,7 +655,8 @@ static void test_errors(void **state) {
 
   /* Unknown and repeated keys. */
   expect_error("[server]\nworkers = 1\nworker = 2\n", 3,
-               "[server] worker: unknown key (workers, parser, plugin_dir, ",
+               "[server] worker: unknown key; did you mean workers? (workers, "
+               "parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
                "max_pending_calls_total, parser_auto_threshold, "
                "early_reply_frames, frame_timeout_ms, call_timeout_ms, "
@@ -665,7 +666,7 @@ static void test_errors(void **state) {
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
                "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats, methods, peers, tls_cert, tls_key, "
+               "framing, stats, methods, discover, peers, tls_cert, tls_key, "
                "tls_client_ca, tls_min_version, tls_ciphers, verify_depth, "
                "max_handshakes, health, metrics, tokens_file)",
                NULL);
@@ -783,6 +784,48 @@ static void test_errors(void **state) {
 }
 
 /* Lines inih itself cannot read, and which error wins when several. */
+/* Issue 25: a typo gets the key meant; quotes are refused with the value
+ * meant; keys of HTTP alone are refused on other framings. */
+static void test_operator_traps(void **state) {
+  (void)state;
+  expect_error("[server]\nmax_bach = 2\n", 2,
+               "[server] max_bach: unknown key; did you mean max_batch?", NULL);
+  expect_error("[listen a]\nunix = /a\nMetrics = yes\n", 3,
+               "did you mean metrics?", NULL);
+  expect_error("[listen a]\nunix = /a\ntls_crt = /c\n", 3,
+               "did you mean tls_cert?", NULL);
+  expect_error("[listen a]\nunix = /a\nbogus = 1\n", 3,
+               "[listen a] bogus: unknown key (unix, ", NULL);
+
+  expect_error("[listen a]\nunix = \"/run/x.sock\"\n", 2,
+               "[listen a] unix: \"/run/x.sock\" is quoted",
+               "write unix = /run/x.sock");
+  expect_error("[server]\nlog_level = 'debug'\n", 2,
+               "[server] log_level: 'debug' is quoted",
+               "write log_level = debug");
+  jrpcd_config_t c;
+  load_ok(&c, "[server]\nplugin_dir = @DIR@\n[listen a]\nunix = /a\n"
+              "[plugin p]\npath = math.so\n"
+              "greeting = \"hi\"\n");
+  assert_string_equal(c.plugins[0].kv[1], "\"hi\"");
+  jrpcd_config_free(&c);
+
+  expect_error("[listen a]\nunix = /a\nmetrics = yes\n", 3,
+               "[listen a] metrics: needs framing = http", NULL);
+  expect_error("[listen a]\ntcp = 127.0.0.1:1\nframing = length\n"
+               "health = on\n",
+               4, "[listen a] health: needs framing = http", NULL);
+  expect_error("[listen a]\nunix = /a\ntokens_file = /t\n", 3,
+               "tokens_file: needs framing = http", NULL);
+  /* Off, or the default, is no error. */
+  load_ok(&c, "[listen a]\nunix = /a\nmetrics = no\nhealth = off\n"
+              "[listen h]\ntcp = 127.0.0.1:1\nframing = http\n"
+              "metrics = yes\n");
+  assert_int_equal(c.listens[0].metrics, 0);
+  assert_int_equal(c.listens[1].metrics, 1);
+  jrpcd_config_free(&c);
+}
+
 static void test_syntax_errors(void **state) {
   (void)state;
   expect_error("[listen a]\nunix = /a\nnovalue\n", 3,
@@ -1134,6 +1177,7 @@ int main(void) {
       cmocka_unit_test(test_unix_path_length),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_syntax_errors),
+      cmocka_unit_test(test_operator_traps),
       cmocka_unit_test(test_layout),
       cmocka_unit_test(test_files),
       cmocka_unit_test(test_err_buffer),

@@ -84,6 +84,8 @@ static void test_rows(void **state) {
   (void)state;
   int kind_keys[JRPCD_LISTEN_KINDS] = {0};
   assert_true(jrpcd_nkeys > 0);
+  /* A listener keeps the line of each of its keys in an array this big. */
+  assert_true(jrpcd_nkeys <= JRPCD_KEY_ROWS_MAX);
   for (size_t i = 0; i < jrpcd_nkeys; i++) {
     const jrpcd_key_t *k = &jrpcd_keys[i];
     assert_non_null(k->name);
