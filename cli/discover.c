@@ -165,9 +165,12 @@ void jc_describe_method(const json_t *m, FILE *f) {
         *str(p, "summary") ? str(p, "summary") : str(p, "description");
     fprintf(f, "%s%s\n", *about ? "  " : "", about);
   }
+  /* An empty schema says nothing (jrpcd gives undescribed methods one,
+   * as OpenRPC 1.2.6 requires a result): no line for it. */
   const json_t *result = json_object_get(m, "result");
-  if (result) {
-    type_text(json_object_get(result, "schema"), type, sizeof type);
+  const json_t *rschema = json_object_get(result, "schema");
+  if (result && !(json_is_object(rschema) && json_object_size(rschema) == 0)) {
+    type_text(rschema, type, sizeof type);
     fprintf(f, "result: %s%s%s\n", str(result, "name"),
             *str(result, "name") ? " " : "", type);
   }
