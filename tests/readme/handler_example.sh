@@ -8,12 +8,16 @@
 # output). Two substitutions only: /tmp/ becomes this test's own directory
 # (so runs never collide) and build/run/daemon/jrpcd the binary under test;
 # the worker count and the parser choice in -t output depend on the CPU
-# and are masked.
+# and are masked. The session's `jrpc` is JRPC (first on PATH), and the
+# session must describe the method with `jrpc -d` (issue 25: the first
+# handler describes its params), so a README without the jrpc_describe call
+# or without that line fails.
 #
-#   handler_example.sh JRPCD REPO_ROOT
+#   handler_example.sh JRPCD REPO_ROOT JRPC
 set -euo pipefail
 jrpcd=$1
 root=$2
+PATH=$(cd "$(dirname "$3")" && pwd):$PATH
 readme=$root/README.md
 tmp=$(mktemp -d)
 pid=
@@ -54,6 +58,8 @@ for f in hello.c hello.conf session; do
   [ -s "$tmp/$f" ] || fail "README.md: no $f block in the handler example"
 done
 [ -n "$build" ] || fail "README.md: no build command in the handler example"
+grep -qE '^\$ jrpc .*-d hello\.greet$' "$tmp/session" ||
+  fail "README.md: the handler example's session does not describe hello.greet with jrpc -d"
 
 cd "$tmp"
 # The example must compile cleanly with warnings on, then as documented.
