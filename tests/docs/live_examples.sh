@@ -29,7 +29,7 @@
 # the documented ports (7400, 7443, 7402, 7480) collide with nothing; its
 # own pid numbers, so `pidof jrpcd` finds this test's daemon only; a tmpfs
 # on /run (the admin recipe's /run/jrpcd/admin.sock); and an /etc/group
-# with the groups the docs name (jrpcd, jrpcadm) bind-mounted over the
+# with the admin recipe's operator group, jrpcadm, bind-mounted over the
 # system's. What is rewritten, and why:
 #   - /etc/jrpcd/ becomes this test's $T/etc/jrpcd/ (a system path: the
 #     token file, the TLS certificates);
@@ -76,9 +76,7 @@ ip addr add 10.0.0.5/8 dev lo
 mount -t tmpfs -o mode=0755 tmpfs /run
 mkdir -m 0755 /run/jrpcd # as the unit's RuntimeDirectory=jrpcd does
 cp /etc/group "$T/group"
-for g in jrpcd jrpcadm; do
-  getent group "$g" >/dev/null || echo "$g:x:$((60000 + ${#g})):" >>"$T/group"
-done
+getent group jrpcadm >/dev/null || echo "jrpcadm:x:60007:" >>"$T/group"
 mount --bind "$T/group" /etc/group
 mkdir -p "$T/cwd/build" "$T/bin" "$T/etc/jrpcd" "$T/xdg"
 chmod 0700 "$T/xdg"
@@ -197,8 +195,8 @@ run_http_setup() {
     { show "$T/token.log"; die "http-setup: the token lines failed"; }
   token=$(cat "$T/token.seen")
   [[ ${#token} -ge 32 ]] || die "http-setup: JRPC_TOKEN is '$token' after the token lines"
-  expect_eq "http-setup: the token file's mode and group" \
-    "$(stat -c '%a %G' "$T/etc/jrpcd/tokens")" "640 jrpcd"
+  expect_eq "http-setup: the token file's mode and owner" \
+    "$(stat -c '%a %U' "$T/etc/jrpcd/tokens")" "600 root"
   need_block README.md http-setup 1
   cp "$T/block" "$T/http.conf"
   serve_conf http 127.0.0.1:7480
