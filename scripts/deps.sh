@@ -36,6 +36,7 @@ test_pkgs=(libcmocka-dev # the unit tests (JRPC_TESTS)
   dpkg-dev # dpkg-shlibdeps: the .deb's Depends (tests/pkg)
   locales # a comma-decimal locale for test_jsontext_locale (below)
   systemd # systemd-socket-activate, systemd-analyze: cli_activation_ssa, _units
+  iproute2 # ip: docs_examples_live brings up its own loopback with 10.0.0.5 on it
   strace # cli_sockpath_symlink: holds jrpcd in chmod (inject=...:delay_enter)
   haproxy # tests/scale: the balancer in front of three jrpcds
   valgrind) # bench/callgrind*.sh: the instruction counts of BENCHMARKS.md

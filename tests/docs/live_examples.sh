@@ -144,6 +144,7 @@ serve_conf() {
 expect_run() {
   local name=$1 want=$2 got rc=0
   got=$(timeout 30 bash "$T/block" 2>"$T/$name.stderr" | tr '\n' ' ') || rc=$?
+  check_sanitizer "$T/$name.stderr" "$name" || true
   if ((rc == 0)) && [[ $got =~ $want ]]; then
     pass "$name: $(head -c 200 "$T/block" | head -n1) -> ${got:0:120}"
   else
