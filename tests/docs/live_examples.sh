@@ -17,7 +17,8 @@
 #     config's socket, for 1 s instead of 5;
 #   tls-config (docs/security.md): `jrpcd -t` of the [listen tls] block
 #     with certificates made here, served; the tls-example call of that page
-#     (with a client certificate for CN billing) must answer 3;
+#     (with a client certificate for CN billing) must answer 3; a build
+#     without TLS must refuse the block, as the page says;
 #   admin-recipe, public-recipe (docs/security.md): each config through
 #     `jrpcd -t`, served, and the call after it run as written (rpc.stats
 #     answers; math.add from 10.0.0.5 answers 3, math.divide is -32006 as
@@ -224,12 +225,20 @@ make_cert() { # make_cert CA OUT CN [SAN]
 # from the current directory's ca.pem, client.pem and client.key.
 run_tls() {
   local e=$T/etc/jrpcd
+  need_block docs/security.md tls-config 1
+  if "$JRPCD" -V | grep -q "^TLS: no (built with -DJRPC_TLS=OFF)$"; then
+    # As the page says: such a build refuses the tls_ keys.
+    cp "$T/block" "$T/tls.conf"
+    run_jrpcd tls-off -t -c "$T/tls.conf"
+    expect_rc tls-off 1 && expect_in tls-off err "needs a build with TLS (-DJRPC_TLS=ON)" &&
+      pass "tls-config: a build without TLS refuses it: $(head -n1 "$T/tls-off.err")"
+    return 0
+  fi
   make_ca "$T/tls-ca" "jrpcd test server CA"
   make_cert "$T/tls-ca" "$e/server" 127.0.0.1 IP:127.0.0.1
   make_ca "$e/clients-ca" "jrpcd test clients CA"
   make_cert "$e/clients-ca" "$T/cwd/client" billing
   cp "$T/tls-ca.pem" "$T/cwd/ca.pem"
-  need_block docs/security.md tls-config 1
   { cat "$T/block"; plugins; } >"$T/tls.conf"
   serve_conf tls 127.0.0.1:7443
   need_block docs/security.md tls-example 1
