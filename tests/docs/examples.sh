@@ -28,6 +28,10 @@
 #     architecture, tests/pkg/deb.sh (pkg_deb) configures with every -D of
 #     the block's cmake line, and the packages its comment says the install
 #     pulls are installable (`apt-get install --simulate`);
+#   layout: the listing names exactly the files `cmake --install` lays
+#     out (into a temporary prefix for /usr, whose etc/ takes /etc's
+#     files); "DIR/a, b" names DIR/a and DIR/b, "DIR/x/a, y/b" DIR/x/a and
+#     DIR/y/b, "{a,b}" both, and two spaces start a comment;
 #   out_of_tree: the example folder the block copies exists with the
 #     Makefile and CMakeLists.txt it builds with, and tests/pkg/deb.sh
 #     builds that folder against a staged install and calls it.
@@ -55,7 +59,7 @@ EXEMPT=(
   'docs/install.md|systemctl status jrpcd.service          # Status: "serving 13 methods from 4 plugins with 2 workers"|status|needs systemd as PID 1 and the journal; jrpcd'"'"'s STATUS= and SIGHUP under systemd are tests/cli/activation.sh'"'"'s'
   'docs/handlers.md|cp -r examples/out-of-tree-handler ~/hello && cd ~/hello|out_of_tree|installs into the system'"'"'s plugin folder and reloads the installed service'
   'docs/scaling.md|readinessProbe:|-|a Kubernetes Pod spec fragment: CI has no cluster; the /health it probes is the curl examples'"'"' (cli_readme_curl) and its 503 while draining tests/scale'"'"'s'
-  'packaging/README.md|/usr/bin/jrpcd|-|a listing of installed files, not a command: pkg_install installs into a temporary prefix and checks these paths'
+  'packaging/README.md|/usr/bin/jrpcd, jrpc|layout|a listing of installed files, not a command'
 )
 
 # blocks DOC_ROOT: one line per fenced block of the docs,
@@ -95,9 +99,10 @@ blocks() {
   done
 }
 
-# check DOC_ROOT: every block run or exempt, every exemption used; prints
-# each problem, one a line, and returns 1 if there is any. Sets CHECKS to
-# the CHECK and the block's text of every exempt block ("CHECK<TAB>FILE<TAB>LINE").
+# check DOC_ROOT: every block run or exempt, every exemption used and with
+# a reason; prints each problem, one a line, and returns 1 if there is any.
+# Sets CHECKS to "CHECK<TAB>FILE<TAB>LINE" for every exempt block with a
+# check.
 check() {
   local docroot=$1 rc=0 f at first section script row key reason
   declare -A exempt=() seen=()
@@ -108,6 +113,7 @@ check() {
   fi
   for row in "${EXEMPT[@]}"; do
     IFS='|' read -r f first key reason <<<"$row"
+    [[ -n $key && -n $reason ]] || { echo "EXEMPT row without a check (or -) and a reason: $row"; rc=1; }
     exempt["$f|$first"]="$key|$reason"
   done
   while IFS=$'\t' read -r f at first section script; do
@@ -236,6 +242,35 @@ check_package() {
   else
     fail "$1:$2: apt-get install --simulate $pkgs"
     show "$T/apt.log"
+  fi
+}
+
+check_layout() {
+  local line path first rest name dir listed
+  install_build
+  while IFS= read -r line; do
+    path=${line%%  *}
+    first=${path%%, *} rest=${path#"$first"}
+    printf '%s\n' "$first"
+    dir=${first%/*}
+    while [[ $rest == ', '* ]]; do
+      rest=${rest#, } name=${rest%%, *} rest=${rest#"$name"}
+      if [[ $name == */* ]]; then printf '%s\n' "${dir%/*}/$name"; else printf '%s\n' "$dir/$name"; fi
+    done
+  done < <(block_text "$1" "$2") | while IFS= read -r path; do
+    if [[ $path =~ ^(.*)\{([^}]*)\}(.*)$ ]]; then
+      tr ',' '\n' <<<"${BASH_REMATCH[2]}" | sed "s#^#${BASH_REMATCH[1]}#; s#\$#${BASH_REMATCH[3]}#"
+    else
+      printf '%s\n' "$path"
+    fi
+  done | sed -E 's#^/usr/##; s#^/etc/#etc/#' | sort >"$T/listed"
+  (cd "$T/root" && find . \( -type f -o -type l \) | sed 's#^\./##' | sort) >"$T/installed"
+  listed=$(wc -l <"$T/listed")
+  if ((listed > 0)) && cmp -s "$T/listed" "$T/installed"; then
+    pass "$1:$2: the listing is what cmake --install lays out ($listed files)"
+  else
+    fail "$1:$2: the listing (-) and what cmake --install lays out (+) differ"
+    diff -u "$T/listed" "$T/installed" | grep '^[-+][^-+]' >&2 || true
   fi
 }
 
