@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# examples.sh REPO_ROOT BUILD_DIR
+# examples.sh JRPCD HANDLERS_DIR BUILD_DIR REPO_ROOT (the first two unused)
 #
 # Every fenced code block of README.md, docs/*.md and packaging/README.md
 # is either run by a test or exempt, with a reason, in the one table below.
@@ -41,13 +41,9 @@
 # exemption whose block is gone must each be refused, naming the block.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../cli/lib.sh
-source "$here/../cli/lib.sh"
-
-(($# == 2)) || die "usage: $0 REPO_ROOT BUILD_DIR"
-ROOT=$(realpath -e -- "$1") || die "repo root not found: $1"
-BUILD=$(realpath -e -- "$2") || die "build dir not found: $2"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+docs_args "$@"
 
 # FILE | FIRST LINE OF THE BLOCK | CHECK | REASON
 EXEMPT=(

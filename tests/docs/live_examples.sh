@@ -45,15 +45,9 @@
 #     `[plugin echo]` sections after it, the block itself unchanged.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../cli/lib.sh
-source "$here/../cli/lib.sh"
-
-(($# == 4)) || die "usage: $0 JRPCD HANDLERS_DIR BUILD_DIR REPO_ROOT"
-JRPCD=$(realpath -e -- "$1") || die "jrpcd not found: $1"
-HANDLERS=$(realpath -e -- "$2") || die "handlers not found: $2"
-BUILD=$(realpath -e -- "$3") || die "build dir not found: $3"
-ROOT=$(realpath -e -- "$4") || die "repo root not found: $4"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+docs_args "$@"
 
 if [[ -z ${JRPC_LIVE_EXAMPLES_NS:-} ]]; then
   ((EUID == 0)) || missing "not root: the examples need namespaces of their own"
