@@ -22,8 +22,9 @@
 #     `systemd-analyze verify` (cmake --install BUILD_DIR into a temporary
 #     prefix, its manual pages on MANPATH);
 #   status: the Status line in the block's comment, "serving M methods
-#     from P plugins with W workers", is what the installed jrpcd says it
-#     serves on the installed config (its listeners moved to free places);
+#     from P plugins with W workers" (on W CPUs), is what the installed
+#     jrpcd says it serves on the installed config (its listeners moved to
+#     free places), with a worker per online CPU of this machine;
 #   package: the .deb's file name has the project's version and dpkg's
 #     architecture, tests/pkg/deb.sh (pkg_deb) configures with every -D of
 #     the block's cmake line, and the packages its comment says the install
@@ -52,7 +53,7 @@ EXEMPT=(
   'packaging/README.md|cmake -S . -B build/deb -DCMAKE_INSTALL_PREFIX=/usr -DJRPC_TESTS=OFF -DJRPC_BENCH=OFF|package|the same build as docs/install.md'"'"'s, which pkg_deb runs in a tree of its own'
   'docs/install.md|sudo systemctl enable --now jrpcd.service|unit|needs systemd as PID 1 and the package installed'
   'docs/install.md|sudo systemctl enable --now jrpcd.socket|unit|needs systemd as PID 1 and the package installed'
-  'docs/install.md|systemctl status jrpcd.service          # Status: "serving 13 methods from 4 plugins with 2 workers"|status|needs systemd as PID 1 and the journal; jrpcd'"'"'s STATUS= and SIGHUP under systemd are tests/cli/activation.sh'"'"'s'
+  'docs/install.md|systemctl status jrpcd.service          # Status: "serving 13 methods from 4 plugins with 2 workers" (on 2 CPUs)|status|needs systemd as PID 1 and the journal; jrpcd'"'"'s STATUS= and SIGHUP under systemd are tests/cli/activation.sh'"'"'s'
   'docs/handlers.md|cp -r examples/out-of-tree-handler ~/hello && cd ~/hello|out_of_tree|installs into the system'"'"'s plugin folder and reloads the installed service'
   'docs/scaling.md|readinessProbe:|-|a Kubernetes Pod spec fragment: CI has no cluster; the /health it probes is the curl examples'"'"' (cli_readme_curl) and its 503 while draining tests/scale'"'"'s'
   'packaging/README.md|/usr/bin/jrpcd, jrpc|layout|a listing of installed files, not a command'
@@ -180,8 +181,9 @@ check_unit() {
 check_status() {
   local text want prefix conf line got i
   text=$(block_text "$1" "$2")
-  want=$(sed -nE 's/.*Status: "(serving [0-9]+ methods from [0-9]+ plugins with [0-9]+ workers)".*/\1/p' <<<"$text")
-  [[ -n $want ]] || { fail "$1:$2: no Status: \"serving M methods from P plugins with W workers\" comment"; return; }
+  want=$(sed -nE 's/.*Status: "(serving [0-9]+ methods from [0-9]+ plugins with )([0-9]+) workers" \(on \2 CPUs\)$/\1/p' <<<"$text")
+  [[ -n $want ]] || { fail "$1:$2: no Status: \"serving M methods from P plugins with W workers\" (on W CPUs) comment"; return; }
+  want+="$(getconf _NPROCESSORS_ONLN) workers"
   install_build
   prefix=$T/root
   conf=$(find "$prefix" -name jrpcd.conf -path '*/etc/*' | head -n1)
