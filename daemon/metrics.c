@@ -244,7 +244,7 @@ static void refusals(jrpc__outbuf_t *o, const jrpcd_server_t *srv) {
   family(o, "jrpcd_connections_refused_total", "counter",
          "Client connections closed as they came, by reason: peers, "
          "per_peer_limit, max_connections, max_handshakes, tls_handshake "
-         "(failed or timed out).");
+         "(failed, abandoned or timed out).");
   for (unsigned r = 0; r < JRPCD_REFUSALS; r++)
     put(o, "jrpcd_connections_refused_total{reason=\"%s\"} %llu\n",
         jrpcd_refusal_names[r],

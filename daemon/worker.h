@@ -43,7 +43,8 @@ typedef enum jrpcd_refusal {
   JRPCD_REFUSED_PER_PEER,        /* max_connections_per_peer */
   JRPCD_REFUSED_MAX_CONNECTIONS, /* max_connections */
   JRPCD_REFUSED_MAX_HANDSHAKES,  /* a TLS listener's max_handshakes */
-  JRPCD_REFUSED_TLS_HANDSHAKE,   /* its TLS handshake failed or timed out */
+  JRPCD_REFUSED_TLS_HANDSHAKE,   /* a TLS handshake failed or timed out, or
+                                    its client left it half way */
   JRPCD_REFUSALS
 } jrpcd_refusal_t;
 
