@@ -160,14 +160,9 @@ main() {
   need_file "$JRPCD" jrpcd
   need_cmd curl
   need_cmd openssl
-  [[ -x $PY ]] && $PY -c 'import prometheus_client' 2>/dev/null ||
-    missing "Debian's python3-prometheus-client (scripts/deps.sh installs it)"
+  need_prometheus_client
   command -v promtool >/dev/null ||
     missing "promtool, of Debian's prometheus (scripts/deps.sh installs it)"
-  HAVE_TLS=1
-  if "$JRPCD" -V | grep -q "^TLS: no"; then
-    HAVE_TLS=0
-  fi
   setup_tmp
   WEB=$(free_port)
   PICKY=$(free_port)
