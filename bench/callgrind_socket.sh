@@ -50,6 +50,11 @@ ir() {
   local kind=$1 wl=$2 n=$3 sock=$T/s.sock i
   local out=${CG_KEEP:-$T}/$kind.${wl/:/_}.$n
   rm -f "$sock" "$out"
+  # Emptied here, not by the server's redirection: that runs in the
+  # background child, and a loaded machine can let the wait below read the
+  # last run's "serving" first (a connect to a socket not yet made, or a
+  # start not seen).
+  : >"$T/server.log"
   if [ "$kind" = echo ]; then
     valgrind --tool=callgrind --callgrind-out-file="$out" "$echo_server" \
       -u "$sock" -f "$framing" -j 1 >"$T/server.log" 2>&1 &

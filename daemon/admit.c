@@ -124,6 +124,7 @@ static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
 /* One log line per second at most for peers turned away. */
 static void turned_away(jrpcd_conn_t *c) {
   jrpcd_worker_t *w = c->w;
+  JRPC__STAT_INC(w->refused[JRPCD_REFUSED_PEERS]);
   uint64_t n = jrpcd_ratelog_due(&w->peers_log, uv_now(&w->loop));
   if (!n)
     return;
@@ -148,6 +149,7 @@ static int count_peer(jrpcd_conn_t *c, const jrpcd_identity_t *id) {
     c->peer_counted = 1;
     return 1;
   }
+  JRPC__STAT_INC(w->refused[JRPCD_REFUSED_PER_PEER]);
   uint64_t n = jrpcd_ratelog_due(&w->per_peer_log, uv_now(&w->loop));
   if (n) {
     char pt[96];

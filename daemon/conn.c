@@ -453,6 +453,7 @@ static jrpcd_worker_t *least_loaded(jrpcd_worker_t *w) {
 
 /* One log line per second at most, however fast clients knock. */
 static void refused(jrpcd_worker_t *w, const jrpcd_listener_t *l) {
+  JRPC__STAT_INC(w->refused[JRPCD_REFUSED_MAX_CONNECTIONS]);
   uint64_t n = jrpcd_ratelog_due(&w->refused_log, uv_now(&w->loop));
   if (!n)
     return;

@@ -33,6 +33,8 @@ typedef struct jrpcd_conn_tls {
 static _Thread_local char cipher_in[65536];
 
 static void tls_failed(jrpcd_conn_t *c, const char *what) {
+  if (!c->tls->s.handshaken)
+    JRPC__STAT_INC(c->w->refused[JRPCD_REFUSED_TLS_HANDSHAKE]);
   char pt[96];
   jrpcd_info("connection %llu from %s on %s: TLS: %s; closing it",
              (unsigned long long)c->id,
@@ -69,6 +71,7 @@ static int handshake_begins(jrpcd_conn_t *c) {
   if (now < max)
     return 1;
   atomic_fetch_sub(n, 1);
+  JRPC__STAT_INC(c->w->refused[JRPCD_REFUSED_MAX_HANDSHAKES]);
   uint64_t k = jrpcd_ratelog_due(&c->w->handshake_log, uv_now(&c->w->loop));
   if (k)
     jrpcd_warn("%s: %u TLS handshakes in progress, max_handshakes: closed "

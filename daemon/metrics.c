@@ -8,14 +8,18 @@
 #include "metrics.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "conn_auth.h"
 #include "introspect.h"
+#include "parser.h"
+#include "procstats.h"
 #include "rpcstats.h"
 #include "server.h"
+#include "tls.h"
 
 /* The host's arg is the connection that asks (conn.c). */
 static int healthy(void *arg) {
@@ -98,20 +102,47 @@ static const struct {
      w_unauthorized},
 };
 
+/* The per-method counters, each a row of jrpc__mstat_t. Timeouts and
+ * cancellations are counted where a deferred call ends (lib/async.c's
+ * call_ended), as rpc.stats shows them. */
+static const struct {
+  const char *name, *help;
+  size_t field; /* offset of its jrpc__counter_t in jrpc__mstat_t */
+} method_families[] = {
+    {"jrpcd_method_calls_total",
+     "Calls of each method (requests and notifications), since the plugins "
+     "were last loaded.",
+     offsetof(jrpc__mstat_t, calls)},
+    {"jrpcd_method_errors_total",
+     "Error responses of each method, since the plugins were last loaded.",
+     offsetof(jrpc__mstat_t, errors)},
+    {"jrpcd_method_timeouts_total",
+     "Deferred calls of each method answered -32004 when their timeout "
+     "passed, since the plugins were last loaded.",
+     offsetof(jrpc__mstat_t, timeouts)},
+    {"jrpcd_method_cancellations_total",
+     "Deferred calls of each method cancelled before they finished "
+     "($/cancelRequest, or their connection closed), since the plugins were "
+     "last loaded.",
+     offsetof(jrpc__mstat_t, cancelled)},
+};
+
 static void per_method(jrpc__outbuf_t *o, jrpcd_gen_t *g,
-                       const jrpcd_scope_t *scope, int errors) {
+                       const jrpcd_scope_t *scope, size_t f) {
   const jrpc__registry_t *r = &g->reg;
+  const char *name = method_families[f].name;
+  family(o, name, "counter", method_families[f].help);
   for (uint32_t i = 0; i <= r->mask; i++) {
     if (!jrpcd_scope_method(scope, i))
       continue;
     for (unsigned w = 0; w < g->nworkers; w++) {
-      const jrpc__mstat_t *m = &jrpcd_stats_row(g, w)[i];
-      put(o, "%s{method=\"",
-          errors ? "jrpcd_method_errors_total" : "jrpcd_method_calls_total");
+      const char *row = (const char *)&jrpcd_stats_row(g, w)[i];
+      const jrpc__counter_t *ctr =
+          (const jrpc__counter_t *)(row + method_families[f].field);
+      put(o, "%s{method=\"", name);
       put_label(o, r->slots[i].name, r->slots[i].len);
       put(o, "\",worker=\"%u\"} %llu\n", w,
-          (unsigned long long)(errors ? JRPC__STAT_GET(m->errors)
-                                      : JRPC__STAT_GET(m->calls)));
+          (unsigned long long)JRPC__STAT_GET(*ctr));
     }
   }
 }
@@ -155,10 +186,32 @@ static void durations(jrpc__outbuf_t *o, jrpcd_gen_t *g,
   }
 }
 
-static int metrics(void *arg, jrpc__outbuf_t *o) {
-  const jrpcd_conn_t *c = arg;
-  jrpcd_worker_t *self = c->w;
-  const jrpcd_server_t *srv = self->srv;
+/* The process collector's series, named and explained as Prometheus's
+ * client libraries and node_exporter's have them, so that dashboards made
+ * for those read jrpcd's. */
+static void process(jrpc__outbuf_t *o, const jrpcd_server_t *srv) {
+  jrpcd_procstats_t p;
+  jrpcd_procstats_read(&p);
+  family(o, "process_cpu_seconds_total", "counter",
+         "Total user and system CPU time spent in seconds.");
+  put(o, "process_cpu_seconds_total %.6f\n", (double)p.cpu_us / 1e6);
+  if (p.have_mem) {
+    family(o, "process_resident_memory_bytes", "gauge",
+           "Resident memory size in bytes.");
+    put(o, "process_resident_memory_bytes %llu\n",
+        (unsigned long long)p.rss_bytes);
+    family(o, "process_virtual_memory_bytes", "gauge",
+           "Virtual memory size in bytes.");
+    put(o, "process_virtual_memory_bytes %llu\n",
+        (unsigned long long)p.vm_bytes);
+  }
+  if (p.have_fds) {
+    family(o, "process_open_fds", "gauge", "Number of open file descriptors.");
+    put(o, "process_open_fds %llu\n", (unsigned long long)p.open_fds);
+  }
+  family(o, "process_max_fds", "gauge",
+         "Maximum number of open file descriptors.");
+  put(o, "process_max_fds %llu\n", (unsigned long long)p.max_fds);
   /* The start as wall-clock time: now less the (monotonic) uptime. */
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
@@ -167,9 +220,50 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   family(o, "process_start_time_seconds", "gauge",
          "Start time of the process since the Unix epoch in seconds.");
   put(o, "process_start_time_seconds %.3f\n", start);
+}
+
+/* What this jrpcd is: the constant-1 gauge of Prometheus's convention,
+ * its labels the facts. */
+static void build_info(jrpc__outbuf_t *o) {
+  const char *tls = jrpcd_tls_library();
+  family(o, "jrpcd_build_info", "gauge",
+         "jrpcd's version, handler ABI, parser backends and TLS library "
+         "(\"no\": built without TLS); always 1.");
+  put(o, "jrpcd_build_info{version=\"");
+  put_label(o, JRPCD_VERSION, strlen(JRPCD_VERSION));
+  put(o, "\",abi=\"%u.%u\",parsers=\"%s\",tls=\"", JRPC_ABI_MAJOR,
+      JRPC_ABI_MINOR, jrpc__parsers_built());
+  tls = tls ? tls : "no";
+  put_label(o, tls, strlen(tls));
+  put(o, "\"} 1\n");
+}
+
+/* Connections turned away as they came, by reason, summed over workers;
+ * and the deferred calls not answered yet. */
+static void refusals(jrpc__outbuf_t *o, const jrpcd_server_t *srv) {
+  family(o, "jrpcd_connections_refused_total", "counter",
+         "Client connections closed as they came, by reason: peers, "
+         "per_peer_limit, max_connections, max_handshakes, tls_handshake "
+         "(failed, abandoned or timed out).");
+  for (unsigned r = 0; r < JRPCD_REFUSALS; r++)
+    put(o, "jrpcd_connections_refused_total{reason=\"%s\"} %llu\n",
+        jrpcd_refusal_names[r],
+        (unsigned long long)jrpcd_stats_refused(srv, r));
+  family(o, "jrpcd_calls_in_flight", "gauge",
+         "Deferred calls not answered yet, in all.");
+  put(o, "jrpcd_calls_in_flight %u\n", atomic_load(&srv->live_calls));
+}
+
+static int metrics(void *arg, jrpc__outbuf_t *o) {
+  const jrpcd_conn_t *c = arg;
+  jrpcd_worker_t *self = c->w;
+  const jrpcd_server_t *srv = self->srv;
+  process(o, srv);
+  build_info(o);
   family(o, "jrpcd_connections", "gauge", "Client connections open, in all.");
   put(o, "jrpcd_connections %u\n",
       atomic_load(&((jrpcd_server_t *)srv)->nconns));
+  refusals(o, srv);
   family(o, "jrpcd_draining", "gauge",
          "1 while a SIGTERM drain (drain_ms) is under way.");
   put(o, "jrpcd_draining %d\n",
@@ -188,14 +282,9 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
       put(o, "%s{worker=\"%u\"} %llu\n", worker_families[f].name, i,
           (unsigned long long)worker_families[f].fig(&srv->workers[i]));
   }
-  family(o, "jrpcd_method_calls_total", "counter",
-         "Calls of each method (requests and notifications), since the "
-         "plugins were last loaded.");
-  per_method(o, g, &scope, 0);
-  family(o, "jrpcd_method_errors_total", "counter",
-         "Error responses of each method, since the plugins were last "
-         "loaded.");
-  per_method(o, g, &scope, 1);
+  for (size_t f = 0; f < sizeof(method_families) / sizeof(method_families[0]);
+       f++)
+    per_method(o, g, &scope, f);
   family(o, "jrpcd_method_duration_seconds", "histogram",
          "Time from the read that brought a call to its answer, of calls "
          "that ended, summed over workers, since the plugins were last "

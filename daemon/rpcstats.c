@@ -9,6 +9,7 @@
 #include "dispatch.h"
 #include "introspect.h"
 #include "log.h"
+#include "procstats.h"
 #include "server.h"
 
 #define CACHE_LINE 64
@@ -27,6 +28,47 @@ static int by_name(const void *a, const void *b) {
 static void w_num(jrpc_call_t *c, const char *key, uint64_t v) {
   jrpc_w_key(c, key, strlen(key));
   jrpc_w_u64(c, v);
+}
+
+const char *const jrpcd_refusal_names[JRPCD_REFUSALS] = {
+    [JRPCD_REFUSED_PEERS] = "peers",
+    [JRPCD_REFUSED_PER_PEER] = "per_peer_limit",
+    [JRPCD_REFUSED_MAX_CONNECTIONS] = "max_connections",
+    [JRPCD_REFUSED_MAX_HANDSHAKES] = "max_handshakes",
+    [JRPCD_REFUSED_TLS_HANDSHAKE] = "tls_handshake",
+};
+
+uint64_t jrpcd_stats_refused(const jrpcd_server_t *srv, unsigned why) {
+  uint64_t n = 0;
+  for (unsigned i = 0; i < srv->nworkers; i++)
+    n += JRPC__STAT_GET(srv->workers[i].refused[why]);
+  return n;
+}
+
+/* Connections refused, by reason: every reason, 0 included. */
+static void w_refused(jrpc_call_t *c, const jrpcd_server_t *srv) {
+  jrpc_w_key(c, "refused", 7);
+  jrpc_w_obj(c);
+  for (unsigned r = 0; r < JRPCD_REFUSALS; r++)
+    w_num(c, jrpcd_refusal_names[r], jrpcd_stats_refused(srv, r));
+  jrpc_w_obj_end(c);
+}
+
+/* The process's CPU time, memory and descriptors (procstats.h). */
+static void w_process(jrpc_call_t *c) {
+  jrpcd_procstats_t p;
+  jrpcd_procstats_read(&p);
+  jrpc_w_key(c, "process", 7);
+  jrpc_w_obj(c);
+  w_num(c, "cpu_us", p.cpu_us);
+  if (p.have_mem) {
+    w_num(c, "rss_bytes", p.rss_bytes);
+    w_num(c, "vm_bytes", p.vm_bytes);
+  }
+  if (p.have_fds)
+    w_num(c, "open_fds", p.open_fds);
+  w_num(c, "max_fds", p.max_fds);
+  jrpc_w_obj_end(c);
 }
 
 static void w_workers(jrpc_call_t *c, const jrpcd_server_t *srv) {
@@ -154,6 +196,9 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   w_num(c, "uptime_ms", (uv_hrtime() - srv->start_ns) / 1000000u);
   w_num(c, "generation", g->serial);
   w_num(c, "connections", atomic_load(&srv->nconns));
+  w_num(c, "calls_in_flight", atomic_load(&srv->live_calls));
+  w_refused(c, srv);
+  w_process(c);
   w_workers(c, srv);
   int rc = w_methods(c, g, &scope);
   if (!rc)

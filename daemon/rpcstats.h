@@ -16,11 +16,18 @@ static inline jrpc__mstat_t *jrpcd_stats_row(jrpcd_gen_t *g, unsigned index) {
   return g->mstats + (size_t)index * g->mstride;
 }
 
+/* Each jrpcd_refusal_t's name, as rpc.stats' `refused` and /metrics'
+ * reason label give it. */
+extern const char *const jrpcd_refusal_names[];
+
+/* Connections refused for `why`, summed over srv's workers. */
+struct jrpcd_server;
+uint64_t jrpcd_stats_refused(const struct jrpcd_server *srv, unsigned why);
+
 /* At the stop, once the workers are joined: logs the calls served since
  * the start (info) and each method's calls in the current generation
  * (debug), so that a rolling restart can tell what each instance answered
  * (tests/scale). */
-struct jrpcd_server;
 void jrpcd_stats_log_final(struct jrpcd_server *srv);
 
 /* Method `slot`'s latency histogram (lib/stats.h) summed over g's

@@ -35,6 +35,19 @@ static inline uint64_t jrpcd_ratelog_due(jrpcd_ratelog_t *r, uint64_t now) {
   return n;
 }
 
+/* Why a connection was closed as it came, before anything of it was
+ * served: counted per worker for rpc.stats and /metrics (rpcstats.h has
+ * their names). */
+typedef enum jrpcd_refusal {
+  JRPCD_REFUSED_PEERS = 0,       /* not among its listener's `peers` */
+  JRPCD_REFUSED_PER_PEER,        /* max_connections_per_peer */
+  JRPCD_REFUSED_MAX_CONNECTIONS, /* max_connections */
+  JRPCD_REFUSED_MAX_HANDSHAKES,  /* a TLS listener's max_handshakes */
+  JRPCD_REFUSED_TLS_HANDSHAKE,   /* a TLS handshake failed or timed out, or
+                                    its client left it half way */
+  JRPCD_REFUSALS
+} jrpcd_refusal_t;
+
 /* A worker's handle on one listener. */
 typedef enum {
   JRPCD_ACC_OFF = 0,   /* no handle */
@@ -98,12 +111,13 @@ typedef struct jrpcd_worker {
   jrpc__counter_t bytes_in;  /* read from clients */
   jrpc__counter_t bytes_out; /* written to clients */
   jrpc__counter_t auth_fail; /* HTTP requests answered 401 (tokens_file) */
-  jrpcd_slowcalls_t slow;    /* slow_call_ms: the last few, the log's limit */
-  uint8_t stopping;          /* shutdown began */
-  uint8_t stopped;           /* handles closed; the loop is ending */
-  uint8_t engine_ready;      /* jrpcd_worker_free has an engine to free */
-  uint8_t abandoned;         /* stopped with thread-pool tasks still out */
-  uint8_t deadline_passed;   /* shutdown_timeout_ms is over */
+  jrpc__counter_t refused[JRPCD_REFUSALS]; /* connections, by reason */
+  jrpcd_slowcalls_t slow;  /* slow_call_ms: the last few, the log's limit */
+  uint8_t stopping;        /* shutdown began */
+  uint8_t stopped;         /* handles closed; the loop is ending */
+  uint8_t engine_ready;    /* jrpcd_worker_free has an engine to free */
+  uint8_t abandoned;       /* stopped with thread-pool tasks still out */
+  uint8_t deadline_passed; /* shutdown_timeout_ms is over */
   /* Shared with other threads, under mu. */
   pthread_mutex_t mu;
   jrpc__post_node_t *posts, *posts_tail;

@@ -185,7 +185,9 @@ static int judge_head(jrpc__http_t *h) {
     if (st)
       return st;
   }
-  if (h->route ? p->method != HTTP_GET : p->method != HTTP_POST)
+  /* Balancers' and uptime checkers' probes are often HEADs. */
+  int route_method = p->method == HTTP_GET || p->method == HTTP_HEAD;
+  if (h->route ? !route_method : p->method != HTTP_POST)
     h->status = 405;
   else if (!h->route && h->bad_type)
     h->status = 415;
@@ -437,7 +439,7 @@ static int status_reply(jrpc__http_t *h, int status) {
   head_t hd;
   const char *allow = NULL;
   if (status == 405)
-    allow = h->route ? "Allow: GET\r\n" : "Allow: POST\r\n";
+    allow = h->route ? "Allow: GET, HEAD\r\n" : "Allow: POST\r\n";
   else if (status == 401)
     allow = "WWW-Authenticate: Bearer\r\n";
   int rc = head_begin(h, o, &hd, status, json_type, allow);
@@ -462,7 +464,7 @@ static int status_reply(jrpc__http_t *h, int status) {
   } else if (status == 415) {
     msg = "Content-Type must be application/json";
   } else if (status == 405) {
-    msg = h->route ? "Method Not Allowed: GET only"
+    msg = h->route ? "Method Not Allowed: GET or HEAD only"
                    : "Method Not Allowed: POST JSON-RPC requests";
   } else if (status == 401) {
     code = JRPC_ACCESS_DENIED;
@@ -503,30 +505,34 @@ static int fatal(jrpc__http_t *h, int status) {
   return rc ? rc : JRPC__ECLOSE;
 }
 
+/* /health's and /metrics' reply; to HEAD, the head GET gets, with the
+ * Content-Length of GET's body, and not the body (RFC 9110 9.3.2). */
 static int route_reply(jrpc__http_t *h) {
   jrpc__outbuf_t *o = &h->s->out;
   head_t hd;
-  int rc;
-  if (h->route == JRPC__HTTP_ROUTE_HEALTH) {
-    int up = !h->host || !h->host->healthy || h->host->healthy(h->host_arg);
-    rc = head_begin(h, o, &hd, up ? 200 : 503, json_type, NULL);
-    if (rc)
-      return rc;
+  int health = h->route == JRPC__HTTP_ROUTE_HEALTH;
+  int up =
+      !health || !h->host || !h->host->healthy || h->host->healthy(h->host_arg);
+  int rc = head_begin(
+      h, o, &hd, up ? 200 : 503,
+      health ? json_type : "text/plain; version=0.0.4; charset=utf-8", NULL);
+  if (rc)
+    return rc;
+  jrpc__outmark_t body = jrpc__out_mark(o);
+  if (health) {
     static const char serving[] = "{\"status\":\"serving\"}\n";
     static const char draining[] = "{\"status\":\"draining\"}\n";
     if (up)
       jrpc__out_put(o, serving, sizeof(serving) - 1);
     else
       jrpc__out_put(o, draining, sizeof(draining) - 1);
-    return head_end(o, &hd);
-  }
-  rc = head_begin(h, o, &hd, 200, "text/plain; version=0.0.4; charset=utf-8",
-                  NULL);
-  if (rc)
-    return rc;
-  if (h->host && h->host->metrics)
+  } else if (h->host && h->host->metrics) {
     h->host->metrics(h->host_arg, o);
-  return head_end(o, &hd);
+  }
+  rc = head_end(o, &hd);
+  if (!rc && h->p.method == HTTP_HEAD)
+    jrpc__out_truncate(o, body);
+  return rc;
 }
 
 /* One whole reply with its head: src's bytes as the body. */

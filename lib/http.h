@@ -2,8 +2,8 @@
  *
  *  http:           JSON-RPC over HTTP/1.1 (and 1.0) POST: keep-alive,
  *                  pipelining, Content-Length and chunked bodies, and the
- *                  GET routes /health and /metrics when the host turns
- *                  them on. Replies go out in request order: while a
+ *                  GET (and HEAD) routes /health and /metrics when the host
+ *                  turns them on. Replies go out in request order: while a
  *                  request's reply waits for deferred calls, the requests
  *                  behind it wait unparsed in the buffer (`held`).
  *  content-length: the framing of LSP and vscode-jsonrpc: a header block
@@ -21,8 +21,8 @@
  *
  * Statuses (http): 200 with the JSON-RPC response (JSON-RPC errors
  * included), 204 for a request of notifications only, 400 for a malformed
- * request, 405 for a method other than POST (and other than GET on the
- * routes), 408 for a request not whole after frame_timeout_ms, 413 for a
+ * request, 405 for a method other than POST (other than GET or HEAD on
+ * the routes), 408 for a request not whole after frame_timeout_ms, 413 for a
  * body over max_frame_bytes, 415 for a Content-Type that is not JSON, 431
  * for a head over max_header_bytes, 503 from /health while draining. 400,
  * 408, 413 and 431 close the connection (the stream's framing is lost or

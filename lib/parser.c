@@ -23,3 +23,11 @@ jrpc__parser_t *jrpc__parser_new(const char *name) {
     return jrpc__parser_auto_new(JRPC__AUTO_MEASURED);
   return NULL;
 }
+
+const char *jrpc__parsers_built(void) {
+#ifdef JRPC_HAVE_SIMDJSON
+  return "native,jsmn,simdjson";
+#else
+  return "native,jsmn";
+#endif
+}

@@ -139,6 +139,10 @@ const char *jrpc__parser_auto_why(const jrpc__parser_t *p);
  * NULL if unknown. */
 jrpc__parser_t *jrpc__parser_new(const char *name);
 
+/* The backends this build has, comma-separated ("native,jsmn,simdjson"),
+ * for /metrics' jrpcd_build_info. */
+const char *jrpc__parsers_built(void);
+
 static inline void jrpc__parser_destroy(jrpc__parser_t *p) {
   if (p)
     p->ops->destroy(p);

@@ -26,6 +26,7 @@ run_pkgs=(cmake make gcc pkg-config
 test_pkgs=(libcmocka-dev # the unit tests (JRPC_TESTS)
   socat # most tests/cli scripts talk to the daemon through it
   python3 python3-prometheus-client # cli/tests' fake server; /metrics parsed
+  prometheus # its promtool checks /metrics' exposition (cli_metrics)
   curl # the HTTP listener tests and the README's curl examples
   openssl # the tests make their TLS certificates
   python3-jsonschema # rpc.discover checked against the OpenRPC meta-schema

@@ -245,12 +245,7 @@ main() {
   need_file "$JRPCD" jrpcd
   need_cmd curl
   need_cmd openssl
-  [[ -x $PY ]] && $PY -c 'import prometheus_client' 2>/dev/null ||
-    missing "Debian's python3-prometheus-client (scripts/deps.sh installs it)"
-  HAVE_TLS=1
-  if "$JRPCD" -V | grep -q "^TLS: no"; then
-    HAVE_TLS=0
-  fi
+  need_prometheus_client
   setup_tmp
   TCP=$(free_port)
   QUIET=$(free_port)

@@ -74,8 +74,7 @@ main() {
   need_file "$FX/fx_count.so" "the fx_count fixture"
   need_cmd socat
   need_cmd curl
-  [[ -x $PY ]] && $PY -c 'import prometheus_client' 2>/dev/null ||
-    missing "Debian's python3-prometheus-client (scripts/deps.sh installs it)"
+  need_prometheus_client
   setup_tmp
   APP=$(free_port)
   APPHTTP=$(free_port)

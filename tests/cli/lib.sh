@@ -104,6 +104,20 @@ missing() {
   exit 77
 }
 
+# need_prometheus_client: Debian's /usr/bin/python3 (PY) with
+# python3-prometheus-client, for the scripts that parse /metrics; sets
+# HAVE_TLS (1: jrpcd was built with TLS), which they use too.
+# shellcheck disable=SC2034 # HAVE_TLS: for the sourcing script
+need_prometheus_client() {
+  if ! [[ -x $PY ]] || ! $PY -c 'import prometheus_client' 2>/dev/null; then
+    missing "Debian's python3-prometheus-client (scripts/deps.sh installs it)"
+  fi
+  HAVE_TLS=1
+  if "$JRPCD" -V | grep -q "^TLS: no"; then
+    HAVE_TLS=0
+  fi
+}
+
 # Fails the test when a sanitizer wrote a report into the given stderr log:
 # under JRPC_SANITIZE every jrpcd run must be clean, whatever its exit code.
 check_sanitizer() {

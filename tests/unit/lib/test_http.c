@@ -412,6 +412,41 @@ static void test_head_405_no_body(void **state) {
   free(b);
 }
 
+/* HEAD on the routes (issue 25 point 5): GET's head, its Content-Length
+ * that of GET's body, and no body; the request behind it read as such. A
+ * method other than GET and HEAD there is still 405, and says both. */
+static void test_head_routes(void **state) {
+  fixture_t *f = *state;
+  char *b = post(CALL1);
+  char in[512];
+  snprintf(in, sizeof(in), "HEAD /health HTTP/1.1\r\n\r\n%s", b);
+  char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
+  char want[512];
+  snprintf(want, sizeof(want),
+           "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           "Content-Length:         21\r\n\r\n%s%s",
+           OK_HEAD, REPLY1);
+  assert_string_equal(out, want);
+  free(out);
+  out = run_both(&f->e, JRPC_FRAMING_HTTP,
+                 "HEAD /metrics HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\n\r\n",
+                 NULL);
+  assert_string_equal(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain; "
+                           "version=0.0.4; charset=utf-8\r\nContent-Length: "
+                           "        10\r\n\r\n"
+                           "HTTP/1.1 200 OK\r\nContent-Type: application/json"
+                           "\r\nContent-Length:         21\r\n\r\n"
+                           "{\"status\":\"serving\"}\n");
+  free(out);
+  conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
+  const char *put = "PUT /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+  conn_send(c, put, strlen(put), 100);
+  assert_non_null(strstr(c->out, "405 Method Not Allowed\r\n"));
+  assert_non_null(strstr(c->out, "Allow: GET, HEAD\r\n"));
+  conn_free(c);
+  free(b);
+}
+
 /* Connection: close on a deferred request: closed once it is answered. */
 static void test_deferred_close(void **state) {
   fixture_t *f = *state;
@@ -830,6 +865,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
       cmocka_unit_test_setup_teardown(test_head_405_no_body, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_head_routes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred_close, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred_in_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred_notification_204, setup,
