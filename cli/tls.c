@@ -1,7 +1,10 @@
 /* tls.c - jrpc's TLS client (OpenSSL 3): the server's certificate checked
- * against --cafile and the name or address jrpc was given, and a client
- * certificate (--cert, --key) for a listener with tls_client_ca. Every
- * wait goes through the connection's one deadline. */
+ * against --cafile, else the system's trust store (OpenSSL's default
+ * paths, which SSL_CERT_FILE and SSL_CERT_DIR move), and against
+ * --servername, else the name or address jrpc was given; nothing checked
+ * with --insecure. A client certificate (--cert, --key) for a listener
+ * with tls_client_ca. Every wait goes through the connection's one
+ * deadline. */
 #include "transport.h"
 
 #include "jrpc.h"
@@ -48,7 +51,16 @@ bool jc_tls_built(void) {
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The system's trust store as OpenSSL finds it: SSL_CERT_FILE, else the
+ * file it was built with (SSL_CERT_DIR, else its directory, is read
+ * too). */
+static const char *trust_store(void) {
+  const char *env = getenv(X509_get_default_cert_file_env());
+  return env && *env ? env : X509_get_default_cert_file();
+}
 
 /* Why the last OpenSSL call failed, in a person's words: the causes a
  * user can fix (a CA, a name, a client certificate) named with the option
@@ -57,29 +69,33 @@ static const char *why(const jc_conn *c) {
   static char text[600];
   const jc_endpoint *ep = c->ep;
   long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
-  const char *fault, *what;
+  const char *fault, *what, *hint;
   switch (v) {
   case X509_V_OK:
-    fault = what = NULL;
+    fault = what = hint = NULL;
     break;
   case X509_V_ERR_HOSTNAME_MISMATCH:
   case X509_V_ERR_IP_ADDRESS_MISMATCH:
-    fault = "is not for the name or address connected to";
-    what = ep->tcp;
+    fault = ep->servername ? "is not for --servername"
+                           : "is not for the name or address connected to";
+    what = ep->servername ? ep->servername : ep->tcp;
+    hint = "; --servername NAME checks the name it is for";
     break;
   case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
   case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
   case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
   case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    fault = "is not signed by a CA in --cafile";
-    what = ep->cafile;
+    fault = ep->cafile ? "is not signed by a CA in --cafile"
+                       : "is not signed by a CA in the system's trust store";
+    what = ep->cafile ? ep->cafile : trust_store();
+    hint = ep->cafile ? "" : "; --cafile FILE names the CA that signed it";
     break;
   default:
     return X509_verify_cert_error_string(v);
   }
   if (fault) {
-    snprintf(text, sizeof text, "%s: the server's certificate %s (%s)",
-             X509_verify_cert_error_string(v), fault, what);
+    snprintf(text, sizeof text, "%s: the server's certificate %s (%s)%s",
+             X509_verify_cert_error_string(v), fault, what, hint);
     return text;
   }
   /* Over TLS 1.3 the server's alert may come after the handshake, or be
@@ -179,10 +195,17 @@ int jc_tls_start(jc_conn *c, const char *host) {
     return JC_ERR;
   }
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-  int ok = SSL_CTX_load_verify_locations(ctx, ep->cafile, NULL) == 1;
-  if (!ok)
-    bad_cafile(ep->cafile);
+  SSL_CTX_set_verify(ctx, ep->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
+                     NULL);
+  int ok = 1;
+  if (ep->cafile) {
+    ok = SSL_CTX_load_verify_locations(ctx, ep->cafile, NULL) == 1;
+    if (!ok)
+      bad_cafile(ep->cafile);
+  } else if (!ep->insecure) {
+    /* A store that is missing or empty fails the handshake, said there. */
+    (void)SSL_CTX_set_default_verify_paths(ctx);
+  }
   if (ok && ep->cert) {
     ok = SSL_CTX_use_certificate_chain_file(ctx, ep->cert) == 1;
     if (!ok)
@@ -202,15 +225,20 @@ int jc_tls_start(jc_conn *c, const char *host) {
   if (!c->ssl)
     return JC_ERR;
   SSL_set_app_data(c->ssl, c);
-  /* The server must be the one named: its address, or its DNS name. */
+  /* The server must be the one named: --servername, else the address or
+   * DNS name connected to. A DNS name also goes out as SNI. */
+  const char *name = ep->servername ? ep->servername : host;
   unsigned char ip[16];
   X509_VERIFY_PARAM *param = SSL_get0_param(c->ssl);
-  if (inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1) {
-    X509_VERIFY_PARAM_set1_ip_asc(param, host);
-  } else {
-    SSL_set_tlsext_host_name(c->ssl, host);
-    X509_VERIFY_PARAM_set1_host(param, host, 0);
-  }
+  bool is_ip =
+      inet_pton(AF_INET, name, ip) == 1 || inet_pton(AF_INET6, name, ip) == 1;
+  if (!is_ip)
+    SSL_set_tlsext_host_name(c->ssl, name);
+  /* --insecure: nothing checked (main.c said so). */
+  if (!ep->insecure && is_ip)
+    X509_VERIFY_PARAM_set1_ip_asc(param, name);
+  else if (!ep->insecure)
+    X509_VERIFY_PARAM_set1_host(param, name, 0);
   SSL_set_fd(c->ssl, c->fd);
   for (;;) {
     ERR_clear_error();
