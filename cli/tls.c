@@ -55,18 +55,22 @@ bool jc_tls_built(void) {
 #include <string.h>
 
 /* The system's trust store as OpenSSL finds it: SSL_CERT_FILE, else the
- * file it was built with (SSL_CERT_DIR, else its directory, is read
- * too). */
+ * file it was built with, and SSL_CERT_DIR, else its directory. */
 static const char *trust_store(void) {
-  const char *env = getenv(X509_get_default_cert_file_env());
-  return env && *env ? env : X509_get_default_cert_file();
+  static char both[1000];
+  const char *file = getenv(X509_get_default_cert_file_env());
+  const char *dir = getenv(X509_get_default_cert_dir_env());
+  snprintf(both, sizeof both, "%s and %s",
+           file && *file ? file : X509_get_default_cert_file(),
+           dir && *dir ? dir : X509_get_default_cert_dir());
+  return both;
 }
 
 /* Why the last OpenSSL call failed, in a person's words: the causes a
  * user can fix (a CA, a name, a client certificate) named with the option
  * that fixes them, else OpenSSL's own reason. */
 static const char *why(const jc_conn *c) {
-  static char text[600];
+  static char text[2000];
   const jc_endpoint *ep = c->ep;
   long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
   const char *fault, *what, *hint;
