@@ -138,17 +138,18 @@ static const char *why(const jc_conn *c) {
   return r ? r : "the connection ended";
 }
 
-/* --cafile FILE could not be loaded: unreadable, or no CA in it. */
-static void bad_cafile(const char *file) {
+/* OPT FILE could not be loaded: unreadable (the OS's reason), or none of
+ * WHAT (a PEM block, "-----BEGIN " BEGIN "-----") in it. */
+static void bad_pem(const char *opt, const char *file, const char *what,
+                    const char *begin) {
   FILE *f = fopen(file, "r");
   if (!f) {
-    jc_warn("--cafile %s: %s", file, strerror(errno));
+    jc_warn("%s %s: %s", opt, file, strerror(errno));
     return;
   }
   fclose(f);
-  jc_warn("--cafile %s: no PEM certificate in it (a CA certificate, "
-          "\"-----BEGIN CERTIFICATE-----\", is needed)",
-          file);
+  jc_warn("%s %s: no PEM %s in it (\"-----BEGIN %s-----\" is needed)", opt,
+          file, what, begin);
 }
 
 /* Called when the server asks for a client certificate and none was
@@ -205,7 +206,7 @@ int jc_tls_start(jc_conn *c, const char *host) {
   if (ep->cafile) {
     ok = SSL_CTX_load_verify_locations(ctx, ep->cafile, NULL) == 1;
     if (!ok)
-      bad_cafile(ep->cafile);
+      bad_pem("--cafile", ep->cafile, "certificate", "CERTIFICATE");
   } else if (!ep->insecure) {
     /* A store that is missing or empty fails the handshake, said there. */
     (void)SSL_CTX_set_default_verify_paths(ctx);
@@ -213,14 +214,25 @@ int jc_tls_start(jc_conn *c, const char *host) {
   if (ok && ep->cert) {
     ok = SSL_CTX_use_certificate_chain_file(ctx, ep->cert) == 1;
     if (!ok)
-      jc_warn("--cert %s: %s", ep->cert, why(c));
+      bad_pem("--cert", ep->cert, "certificate", "CERTIFICATE");
   }
   if (ok && ep->cert) {
     const char *key = ep->key ? ep->key : ep->cert;
-    ok = SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 &&
-         SSL_CTX_check_private_key(ctx) == 1;
-    if (!ok)
-      jc_warn("--key %s: not the key of --cert %s (%s)", key, ep->cert, why(c));
+    ERR_clear_error();
+    ok = SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1;
+    unsigned long e = ok ? 0 : ERR_peek_last_error();
+    /* OpenSSL checks the pair as it loads the key, and a key that did
+     * load may still not be the certificate's. */
+    bool mismatch = ok ? SSL_CTX_check_private_key(ctx) != 1
+                       : ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
+    if (mismatch)
+      jc_warn("--key %s: not the key of --cert %s", key, ep->cert);
+    else if (!ok && !ep->key)
+      jc_warn("--cert %s: no private key in it: give it with --key FILE",
+              ep->cert);
+    else if (!ok)
+      bad_pem("--key", key, "private key", "... PRIVATE KEY");
+    ok = ok && !mismatch;
   }
   if (!ep->cert)
     SSL_CTX_set_client_cert_cb(ctx, no_client_cert);

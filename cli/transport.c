@@ -88,7 +88,11 @@ static int split_hostport(char *copy, char **host, char **port) {
     *host = copy;
   }
   *port = colon + 1;
-  return **host && **port ? 0 : -1;
+  /* A number: getaddrinfo would take a service name, and say only
+   * "Servname not supported" of a typo. */
+  size_t digits = strspn(*port, "0123456789");
+  long num = digits && digits <= 5 && !(*port)[digits] ? atol(*port) : 0;
+  return **host && num >= 1 && num <= 65535 ? 0 : -1;
 }
 
 /* Why a connect failed, in terms of what to do about it. */
@@ -190,7 +194,8 @@ static int connect_unix(jc_conn *c) {
 static int connect_tcp(jc_conn *c) {
   char *copy = strdup(c->ep->tcp), *host, *port;
   if (!copy || split_hostport(copy, &host, &port) < 0) {
-    jc_warn("\"%s\" is not HOST:PORT (like 127.0.0.1:7400 or [::1]:7400)",
+    jc_warn("\"%s\" is not HOST:PORT (like 127.0.0.1:7400 or [::1]:7400; "
+            "the port a number from 1 to 65535)",
             c->ep->tcp);
     free(copy);
     return JC_ERR;
