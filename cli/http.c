@@ -331,9 +331,15 @@ static int chunks(jc_conn *c, size_t pos, bool copy, size_t *len, size_t *end) {
     *len += size;
     pos = after + 1;
   }
-  for (;;) { /* trailers, ignored, up to the empty line */
-    if (!jc_next_line(c, &pos, &l, &n))
-      return c->len - pos > HEAD_MAX ? bad(c, "trailers over 64 KiB") : 0;
+  /* Trailers, ignored, up to the empty line; bounded as a whole, or whole
+   * lines could grow the buffer without end. */
+  size_t trailers = pos;
+  for (;;) {
+    bool line = jc_next_line(c, &pos, &l, &n);
+    if ((line ? pos : c->len) - trailers > HEAD_MAX)
+      return bad(c, "trailers over 64 KiB");
+    if (!line)
+      return 0;
     if (n == 0)
       break;
   }

@@ -5,7 +5,8 @@
 # test provokes (jrpc.sh, http.sh, content_length.sh and tls_verify.sh
 # cover the rest; the list is in tests/README.md), against fake_bytes.py's
 # fixed replies: a reply that is not HTTP on an HTTP endpoint; each kind of
-# malformed HTTP head and chunked body; a length prefix, an HTTP
+# malformed HTTP head and chunked body, each bound (status line, head,
+# chunk size line, trailers) overrun; a length prefix, an HTTP
 # Content-Length and a content-length head announcing more than jrpc takes;
 # a content-length head without Content-Length or with a non-number; and,
 # without a server, a port that is not a number, a socket path too long,
@@ -28,6 +29,13 @@ JRPC=$(realpath -e -- "$1") || die "jrpc not found: $1"
 reply() {
   # shellcheck disable=SC2059 # the bytes are printf's format on purpose
   printf "$2" >"$T/fb/$1.reply"
+}
+
+# big_reply NAME PREFIX N SUFFIX: PREFIX, N bytes of "a", SUFFIX (Python
+# string escapes).
+big_reply() {
+  python3 -c 'import sys; e = lambda t: t.encode().decode("unicode_escape").encode("latin-1"); sys.stdout.buffer.write(e(sys.argv[1]) + b"a" * int(sys.argv[2]) + e(sys.argv[3]))' \
+    "$2" "$3" "$4" >"$T/fb/$1.reply"
 }
 
 # fails NAME FRAMING MESSAGE: jrpc -f FRAMING on NAME's socket exits 2
@@ -53,6 +61,11 @@ start_fake() {
   reply cl_none 'Content-Type: application/json\r\n\r\n{}'
   reply cl_nan 'Content-Length: 2x\r\n\r\n{}'
   reply cl_huge 'Content-Length: 999999999\r\n\r\n{}'
+  big_reply http_status_big 'HTTP/1.1 200 ' 70000 ''
+  big_reply http_head_big 'HTTP/1.1 200 OK\r\nX-A: ' 70000 '\r\nContent-Length: 2\r\n\r\n{}'
+  big_reply http_chunk_line 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1' 5000 ''
+  big_reply http_trailers 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-A: ' 70000 '\r\n'
+  big_reply cl_head_big 'Content-Length: 2\r\nX-A: ' 70000 '\r\n\r\n{}'
   python3 "$here/fake_bytes.py" "$T/fb" >"$T/fake.log" 2>&1 &
   FAKE=$!
   DAEMON_PIDS+=("$FAKE")
@@ -80,6 +93,11 @@ test_replies() {
   fails cl_none content-length "malformed content-length reply: a header block without Content-Length"
   fails cl_nan content-length "malformed content-length reply: a Content-Length that is not a number"
   fails cl_huge content-length "the server announced a 999999999-byte reply (at most 268435456)"
+  fails http_status_big http "malformed HTTP reply: a status line over 64 KiB"
+  fails http_head_big http "malformed HTTP reply: a head over 64 KiB"
+  fails http_chunk_line http "malformed HTTP reply: a chunk size line over 4 KiB"
+  fails http_trailers http "malformed HTTP reply: trailers over 64 KiB"
+  fails cl_head_big content-length "malformed content-length reply: a header block over 64 KiB"
 }
 
 # Failures found before anything is sent: no server needed (a refused
@@ -130,6 +148,9 @@ main() {
   test_replies
   test_local
   test_client_files
+  kill "$FAKE"
+  wait "$FAKE" 2>/dev/null || true
+  forget_pid "$FAKE"
   finish
 }
 
