@@ -18,19 +18,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../../tests/cli/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
 source "$here/jrpc_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=tls_lib.sh
+source "$here/tls_lib.sh"
 
 (($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC"
 cli_args "$1" "$2" "$3" "$4"
 JRPC=$(realpath -e -- "$5") || die "jrpc not found: $5"
-
-# mkcert NAME CN SAN: NAME.key and NAME.pem signed by the test CA.
-mkcert() {
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$T/$1.key" -out "$T/$1.csr" -subj "/CN=$2" 2>/dev/null
-  printf 'subjectAltName=%s\n' "$3" >"$T/$1.ext"
-  openssl x509 -req -in "$T/$1.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" \
-    -set_serial "$RANDOM" -days 2 -extfile "$T/$1.ext" -out "$T/$1.pem" 2>/dev/null
-}
 
 ports_and_conf() {
   SEC=$(free_port) WEB=$(free_port) NAMED=$(free_port) MTLS=$(free_port)
@@ -141,8 +134,7 @@ main() {
   fi
   setup_tmp
   umask 077
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$T/ca.key" -out "$T/ca.pem" -days 2 -subj "/CN=jrpc test CA" 2>/dev/null
+  test_ca
   mkcert server localhost "IP:127.0.0.1,DNS:localhost"
   mkcert named jrpc.test "DNS:jrpc.test"
   mkcert alice alice "DNS:alice.example"
