@@ -15,31 +15,21 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
 source "$here/../../tests/cli/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
+source "$here/jrpc_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=tls_lib.sh
 source "$here/tls_lib.sh"
 
-(($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC"
-cli_args "$1" "$2" "$3" "$4"
-JRPC=$(realpath -e -- "$5") || die "jrpc not found: $5"
+jrpc_args "$@"
 
 ports_and_conf() {
   MTLS=$(free_port) NAMED=$(free_port) TOK=$(free_port)
-  cat >"$T/jrpcd.conf" <<EOF2
-[server]
-workers = 2
-plugin_dir = $HANDLERS
-[listen local]
-unix = $T/jrpcd.sock
-mode = 0600
-[listen mtls]
-tcp = 127.0.0.1:$MTLS
-tls_cert = $T/server.pem
-tls_key = $T/server.key
-tls_client_ca = $T/ca.pem
-[listen named]
-tcp = 127.0.0.1:$NAMED
-tls_cert = $T/named.pem
-tls_key = $T/named.key
+  {
+    conf_head
+    tls_listener mtls "$MTLS" server
+    echo "tls_client_ca = $T/ca.pem"
+    tls_listener named "$NAMED" named
+    cat <<EOF2
 [listen tok]
 tcp = 127.0.0.1:$TOK
 framing = http
@@ -51,6 +41,7 @@ framing = content-length
 [plugin math]
 path = math.so
 EOF2
+  } >"$T/jrpcd.conf"
 }
 
 # complete NAME WORD...: what _jrpc offers for the last WORD (COMP_WORDS
@@ -133,6 +124,4 @@ main() {
   finish
 }
 
-# shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
-source "$here/jrpc_lib.sh"
 main "$@"

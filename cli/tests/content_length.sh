@@ -14,19 +14,13 @@ source "$here/../../tests/cli/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
 source "$here/jrpc_lib.sh"
 
-(($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC"
-cli_args "$1" "$2" "$3" "$4"
-JRPC=$(realpath -e -- "$5") || die "jrpc not found: $5"
+jrpc_args "$@"
 
 ports_and_conf() {
   CL=$(free_port) LINE=$(free_port) LEN=$(free_port) WEB=$(free_port)
-  cat >"$T/jrpcd.conf" <<EOF2
-[server]
-workers = 2
-plugin_dir = $HANDLERS
-[listen local]
-unix = $T/jrpcd.sock
-mode = 0600
+  {
+    conf_head
+    cat <<EOF2
 [listen lsp]
 unix = $T/cl.sock
 mode = 0600
@@ -47,6 +41,7 @@ path = math.so
 [plugin echo]
 path = echo.so
 EOF2
+  } >"$T/jrpcd.conf"
 }
 
 # The calls rpc.stats counts for METHOD (0 before the first).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# failures.sh JRPC
+# failures.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC (only JRPC runs)
 #
 # The connection failures jrpc explains (issue 25 point 3) that no other
 # test provokes (jrpc.sh, http.sh, content_length.sh and tls_verify.sh
@@ -21,8 +21,7 @@ source "$here/../../tests/cli/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
 source "$here/jrpc_lib.sh"
 
-(($# == 1)) || die "usage: $0 JRPC"
-JRPC=$(realpath -e -- "$1") || die "jrpc not found: $1"
+jrpc_args "$@"
 
 # reply NAME BYTES: what fake_bytes.py answers on $T/fb/NAME.sock
 # (printf's escapes).

@@ -16,3 +16,10 @@ mkcert() {
   openssl x509 -req -in "$T/$1.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" \
     -set_serial "$RANDOM" -days 2 -extfile "$T/$1.ext" -out "$T/$1.pem" 2>/dev/null
 }
+
+# tls_listener NAME PORT CERT: a [listen NAME] section on 127.0.0.1:PORT
+# with $T/CERT.pem and its key.
+tls_listener() {
+  printf '[listen %s]\ntcp = 127.0.0.1:%s\ntls_cert = %s/%s.pem\ntls_key = %s/%s.key\n' \
+    "$1" "$2" "$T" "$3" "$T" "$3"
+}

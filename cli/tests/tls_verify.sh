@@ -21,40 +21,19 @@ source "$here/jrpc_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=tls_lib.sh
 source "$here/tls_lib.sh"
 
-(($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC"
-cli_args "$1" "$2" "$3" "$4"
-JRPC=$(realpath -e -- "$5") || die "jrpc not found: $5"
+jrpc_args "$@"
 
 ports_and_conf() {
   SEC=$(free_port) WEB=$(free_port) NAMED=$(free_port) MTLS=$(free_port)
-  cat >"$T/jrpcd.conf" <<EOF2
-[server]
-workers = 2
-plugin_dir = $HANDLERS
-[listen local]
-unix = $T/jrpcd.sock
-mode = 0600
-[listen secure]
-tcp = 127.0.0.1:$SEC
-tls_cert = $T/server.pem
-tls_key = $T/server.key
-[listen web]
-tcp = 127.0.0.1:$WEB
-framing = http
-tls_cert = $T/server.pem
-tls_key = $T/server.key
-[listen named]
-tcp = 127.0.0.1:$NAMED
-tls_cert = $T/named.pem
-tls_key = $T/named.key
-[listen mtls]
-tcp = 127.0.0.1:$MTLS
-tls_cert = $T/server.pem
-tls_key = $T/server.key
-tls_client_ca = $T/ca.pem
-[plugin math]
-path = math.so
-EOF2
+  {
+    conf_head
+    tls_listener secure "$SEC" server
+    tls_listener web "$WEB" server
+    echo "framing = http"
+    tls_listener named "$NAMED" named
+    tls_listener mtls "$MTLS" server
+    printf 'tls_client_ca = %s/ca.pem\n[plugin math]\npath = math.so\n' "$T"
+  } >"$T/jrpcd.conf"
 }
 
 # in_store NAME STORE ARGS...: run NAME with the trust store STORE (a file
