@@ -33,7 +33,7 @@ static void usage(FILE *f) {
       "\n"
       "  -u, --unix PATH       connect to the Unix socket PATH\n"
       "  -t, --tcp HOST:PORT   connect over TCP\n"
-      "  -t, --tcp URL         http://HOST[:PORT][/PATH], or https://:\n"
+      "  -t, --tcp URL         http:// or https://HOST[:PORT][/PATH]:\n"
       "                        JSON-RPC over HTTP POST\n"
       "  -e, --endpoint URL    unix:PATH, tcp://HOST:PORT, tls://HOST:PORT,\n"
       "                        http:// or https://\n"

@@ -7,7 +7,8 @@
 # by SSL_CERT_FILE (a file) or SSL_CERT_DIR (a hashed directory); a store
 # without it refuses with a message that names --cafile; a certificate for
 # another name fails with a message that names --servername and passes
-# with --servername set right (and fails with it set wrong); --insecure
+# with --servername set right (and fails with it set wrong); the name goes
+# out as SNI (openssl s_server picks its certificate by it); --insecure
 # passes where both checks would fail and says once on stderr what it
 # skips; a client certificate goes with the trust store too; and the
 # misuses of the options are usage errors.
@@ -79,6 +80,33 @@ test_servername() {
   expect name_ip 0 3
 }
 
+# SNI: openssl s_server presents other.test's certificate unless the
+# client names jrpc.test, and then that one (-cert2); -rev answers each
+# line reversed, so a handshake that passed shows as a reply that is not
+# JSON.
+test_sni() {
+  local port pid i
+  port=$(free_port)
+  openssl s_server -accept "127.0.0.1:$port" -cert "$T/other.pem" -key "$T/other.key" \
+    -cert2 "$T/named.pem" -key2 "$T/named.key" -servername jrpc.test -rev \
+    >"$T/s_server.log" 2>&1 </dev/null &
+  pid=$!
+  DAEMON_PIDS+=("$pid")
+  for ((i = 0; i < 100; i++)); do
+    grep -q ACCEPT "$T/s_server.log" && break
+    sleep 0.05
+  done
+  in_store sni "$T/store.pem" --servername jrpc.test "tls://127.0.0.1:$port" --no-check ping
+  expect sni 2 "" "tls://127.0.0.1:$port: the reply is not JSON"
+  in_store sni_other "$T/store.pem" --servername other.test "tls://127.0.0.1:$port" --no-check ping
+  expect sni_other 2 "" "tls://127.0.0.1:$port: the reply is not JSON"
+  in_store sni_none "$T/store.pem" "tls://127.0.0.1:$port" --no-check ping
+  expect sni_none 2 "" "IP address mismatch: the server's certificate is not for the name or address connected to"
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  forget_pid "$pid"
+}
+
 test_insecure() {
   local url=tls://127.0.0.1:$NAMED warn
   warn="jrpc: --insecure: the server's certificate chain and host name are not verified: whoever answers at 127.0.0.1:$NAMED gets what is sent"
@@ -116,6 +144,7 @@ main() {
   test_ca
   mkcert server localhost "IP:127.0.0.1,DNS:localhost"
   mkcert named jrpc.test "DNS:jrpc.test"
+  mkcert other other.test "DNS:other.test"
   mkcert alice alice "DNS:alice.example"
   # The trust stores: a file with the test CA among others, an empty
   # file, an empty directory, and a directory hashed as OpenSSL looks
@@ -128,6 +157,7 @@ main() {
   start_jrpcd ports_and_conf
   test_trust_store
   test_servername
+  test_sni
   test_insecure
   test_misuse
   stop_daemon jrpcd "$JPID" "$T/jrpcd.sock"
