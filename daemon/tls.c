@@ -50,8 +50,10 @@ static void ssl_reason(char *buf, size_t n, const char *fallback) {
  * (WANT) holds instead, in plain words: OpenSSL's reasons ("unsupported",
  * "no start line", "bad decrypt") name its decoder's step, not the file's
  * fault. The first 64 KiB tell: a key or a certificate sits near the top.
- * Else the OpenSSL reason already in buf stays. */
-static void pem_fault(const char *path, int want_key, char *buf, size_t n) {
+ * SWAPPED: what to add when it holds the other one. Else the OpenSSL
+ * reason already in buf stays. */
+static void pem_fault(const char *path, int want_key, const char *swapped,
+                      char *buf, size_t n) {
   enum { HEAD = 64 << 10 };
   char *head = malloc(HEAD), ssl_why[200];
   FILE *f = head ? fopen(path, "re") : NULL;
@@ -79,13 +81,9 @@ static void pem_fault(const char *path, int want_key, char *buf, size_t n) {
              "store it decrypted (openssl pkey -in FILE -out NEW), readable "
              "only by jrpcd's user");
   else if (want_key && !key && cert)
-    snprintf(buf, n,
-             "a certificate, not a private key (tls_key and tls_cert "
-             "swapped?)");
+    snprintf(buf, n, "a certificate, not a private key%s", swapped);
   else if (!want_key && !cert && key)
-    snprintf(buf, n,
-             "a private key, not a certificate (tls_cert and tls_key "
-             "swapped?)");
+    snprintf(buf, n, "a private key, not a certificate%s", swapped);
   else if ((want_key && !key) || (!want_key && !cert))
     snprintf(buf, n, "no PEM %s in it (%.150s)", want, ssl_why);
   free(head);
@@ -172,7 +170,8 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
   }
   if (SSL_CTX_use_certificate_chain_file(ssl, conf->cert) != 1) {
     ssl_reason(why, sizeof(why), "unreadable");
-    pem_fault(conf->cert, 0, why, sizeof(why));
+    pem_fault(conf->cert, 0, " (tls_cert and tls_key swapped?)", why,
+              sizeof(why));
     snprintf(err, errlen, "tls_cert: %s: %s", conf->cert, why);
     goto fail;
   }
@@ -183,7 +182,8 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
   if (key_ok != 1) {
     ssl_reason(why, sizeof(why), "unreadable");
     if (!strstr(why, "mismatch")) {
-      pem_fault(conf->key, 1, why, sizeof(why));
+      pem_fault(conf->key, 1, " (tls_key and tls_cert swapped?)", why,
+                sizeof(why));
       snprintf(err, errlen, "tls_key: %s: %s", conf->key, why);
       goto fail;
     }
@@ -197,6 +197,7 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
   if (conf->client_ca) {
     if (SSL_CTX_load_verify_locations(ssl, conf->client_ca, NULL) != 1) {
       ssl_reason(why, sizeof(why), "unreadable");
+      pem_fault(conf->client_ca, 0, "", why, sizeof(why));
       snprintf(err, errlen, "tls_client_ca: %s: %s", conf->client_ca, why);
       goto fail;
     }

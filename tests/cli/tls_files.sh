@@ -7,7 +7,8 @@
 # user may not read (Permission denied; as root, -t is run as nobody),
 # that is not PEM ("not a PEM private key", a DER one too), that is not
 # the key of the certificate, that is encrypted (refused without asking
-# for a pass phrase), and a certificate file that holds a key; -t and a
+# for a pass phrase), a certificate file that holds a key, a
+# tls_client_ca file that holds a key or is not PEM; -t and a
 # start both refuse. A key a plugin does not declare (jrpc_conf_keys)
 # named with its own line in [plugin sleep], at -t and at start.
 set -euo pipefail
@@ -59,6 +60,12 @@ test_key_files() {
   bad_config cert_is_key "tls_cert = $T/k.pem" '[listen t] tls_cert' \
     "$T/k.pem: a private key, not a certificate (tls_cert and tls_key swapped?)" \
     < <(tls_conf "$T/k.pem" "$T/k.pem")
+  bad_config ca_is_key "tls_client_ca = $T/k.pem" '[listen t] tls_client_ca' \
+    "$T/k.pem: a private key, not a certificate" \
+    < <(tls_conf "$T/k.pem" && echo "tls_client_ca = $T/k.pem")
+  bad_config ca_garbage "tls_client_ca = $T/garbage.pem" '[listen t] tls_client_ca' \
+    "$T/garbage.pem: not a PEM certificate" \
+    < <(tls_conf "$T/k.pem" && echo "tls_client_ca = $T/garbage.pem")
   tls_conf "$T/garbage.pem" >"$T/start.conf"
   run_jrpcd start -c "$T/start.conf"
   if expect_rc start 1 &&
