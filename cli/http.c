@@ -179,21 +179,6 @@ int jc_http_send(jc_conn *c, const char *body, size_t n) {
 
 /* ---- reading a response ---- */
 
-/* The line at buf[*pos..len) without its CRLF (or LF) in *line, *n;
- * *pos moves past it. false when no whole line is there yet. */
-static bool next_line(const jc_conn *c, size_t *pos, const char **line,
-                      size_t *n) {
-  const char *nl = memchr(c->buf + *pos, '\n', c->len - *pos);
-  if (!nl)
-    return false;
-  *line = c->buf + *pos;
-  *n = (size_t)(nl - *line);
-  if (*n > 0 && (*line)[*n - 1] == '\r')
-    (*n)--;
-  *pos = (size_t)(nl - c->buf) + 1;
-  return true;
-}
-
 /* Whether the comma-separated list VALUE[0..n) has TOKEN (any case). */
 static bool has_token(const char *v, size_t n, const char *token) {
   size_t t = strlen(token);
@@ -256,7 +241,7 @@ static long read_head(jc_conn *c, head_t *hd) {
     not_http(c, hd->line);
     return -1;
   }
-  if (!next_line(c, &pos, &l, &n))
+  if (!jc_next_line(c, &pos, &l, &n))
     return c->len > HEAD_MAX ? bad(c, "a status line over 64 KiB") : 0;
   jc_excerpt(l, n, hd->line, sizeof hd->line);
   bool v10 = n >= 8 && !memcmp(l, "HTTP/1.0", 8), keep = false;
@@ -267,7 +252,7 @@ static long read_head(jc_conn *c, head_t *hd) {
   }
   hd->status = atoi(l + 9);
   for (;;) {
-    if (!next_line(c, &pos, &l, &n))
+    if (!jc_next_line(c, &pos, &l, &n))
       return c->len > HEAD_MAX ? bad(c, "a head over 64 KiB") : 0;
     if (n == 0)
       break;
@@ -318,7 +303,7 @@ static int chunks(jc_conn *c, size_t pos, bool copy, size_t *len, size_t *end) {
   const char *l;
   *len = 0;
   for (;;) {
-    if (!next_line(c, &pos, &l, &n))
+    if (!jc_next_line(c, &pos, &l, &n))
       return c->len - pos > 4096 ? bad(c, "a chunk size line over 4 KiB") : 0;
     size_t digits = strspn(l, "0123456789abcdefABCDEF");
     if (digits == 0 || digits > 8 || digits > n)
@@ -346,9 +331,15 @@ static int chunks(jc_conn *c, size_t pos, bool copy, size_t *len, size_t *end) {
     *len += size;
     pos = after + 1;
   }
-  for (;;) { /* trailers, ignored, up to the empty line */
-    if (!next_line(c, &pos, &l, &n))
-      return c->len - pos > HEAD_MAX ? bad(c, "trailers over 64 KiB") : 0;
+  /* Trailers, ignored, up to the empty line; bounded as a whole, or whole
+   * lines could grow the buffer without end. */
+  size_t trailers = pos;
+  for (;;) {
+    bool line = jc_next_line(c, &pos, &l, &n);
+    if ((line ? pos : c->len) - trailers > HEAD_MAX)
+      return bad(c, "trailers over 64 KiB");
+    if (!line)
+      return 0;
     if (n == 0)
       break;
   }
@@ -442,4 +433,13 @@ int jc_http_frame(jc_conn *c, bool at_eof) {
     return c->resp.kind = -1;
   }
   return c->resp.kind = len ? 1 : 2;
+}
+
+int jc_http_complete(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
+                     size_t *total) {
+  int kind = jc_http_frame(c, at_eof);
+  *skip = c->resp.body;
+  *n = c->resp.len;
+  *total = c->resp.total;
+  return kind;
 }

@@ -33,11 +33,12 @@ static void usage(FILE *f) {
       "\n"
       "  -u, --unix PATH       connect to the Unix socket PATH\n"
       "  -t, --tcp HOST:PORT   connect over TCP\n"
-      "  -t, --tcp URL         http://HOST[:PORT][/PATH], or https://\n"
-      "                        (with --cafile): JSON-RPC over HTTP POST\n"
-      "  -e, --endpoint URL    unix:PATH, tcp://HOST:PORT, tls://HOST:PORT\n"
-      "                        (with --cafile), http:// or https://\n"
-      "  -f, --framing newline|length|http   (default newline)\n"
+      "  -t, --tcp URL         http:// or https://HOST[:PORT][/PATH]:\n"
+      "                        JSON-RPC over HTTP POST\n"
+      "  -e, --endpoint URL    unix:PATH, tcp://HOST:PORT, tls://HOST:PORT,\n"
+      "                        http:// or https://\n"
+      "  -f, --framing newline|length|http|content-length   (default "
+      "newline)\n"
       "  -l, --list            list the methods (rpc.discover)\n"
       "  -d, --describe METHOD show a method's params, result and examples\n"
       "  -n, --notify          send a notification: no id, no reply\n"
@@ -61,8 +62,14 @@ static void usage(FILE *f) {
       "      --color, --no-color   (default: colour on a terminal, unless "
       "NO_COLOR)\n"
       "      --no-check        do not ask rpc.discover to check params\n"
-      "      --cafile FILE     TLS (with -t, or https://): the server's\n"
-      "                        certificate must verify against FILE's CAs\n"
+      "      --cafile FILE     TLS (tls://, https://; or -t HOST:PORT, which\n"
+      "                        it turns to TLS): the server's certificate\n"
+      "                        must verify against FILE's CAs (default: the\n"
+      "                        system's trust store)\n"
+      "      --servername NAME TLS: the name sent (SNI) and checked in the\n"
+      "                        server's certificate (default: the host)\n"
+      "      --insecure        TLS: check neither the server's certificate\n"
+      "                        chain nor its name (said on stderr)\n"
       "      --cert FILE       TLS: our client certificate (PEM)\n"
       "      --key FILE        TLS: its key (default: in --cert's file)\n"
       "      --token-file FILE a bearer token sent to HTTP endpoints (else\n"
@@ -167,6 +174,49 @@ static int parse_int(const char *s, const char *what, int *out) {
   return 0;
 }
 
+/* Which TLS the endpoint asks for, checked: on for tls:// and https://,
+ * and for -t HOST:PORT with --cafile; the server's certificate verified
+ * against --cafile, else the system's trust store, unless --insecure
+ * (said here, once). -1 after saying what does not fit. */
+static int tls_options(jc_endpoint *ep) {
+  if (ep->cafile && !ep->tcp) {
+    jc_warn("TLS (--cafile) is for a TCP endpoint (tls://HOST:PORT, an "
+            "https:// URL, or -t HOST:PORT)");
+    return -1;
+  }
+  if (ep->url && ep->tcp && !ep->tls && ep->cafile) {
+    jc_warn("--cafile: %s is plain (https:// and tls:// are over TLS)",
+            ep->url);
+    return -1;
+  }
+  ep->tls |= ep->cafile != NULL;
+  const char *tls_only = ep->cert         ? "--cert"
+                         : ep->key        ? "--key"
+                         : ep->servername ? "--servername"
+                         : ep->insecure   ? "--insecure"
+                                          : NULL;
+  if (tls_only && !ep->tls) {
+    jc_warn("%s is for TLS endpoints (tls://HOST:PORT, https://, or -t "
+            "HOST:PORT with --cafile)",
+            tls_only);
+    return -1;
+  }
+  if (ep->insecure && ep->cafile) {
+    jc_warn("--insecure checks nothing that --cafile would: give one of "
+            "them");
+    return -1;
+  }
+  if (ep->servername && (!*ep->servername || strpbrk(ep->servername, "/ "))) {
+    jc_warn("--servername %s: not a host name or address", ep->servername);
+    return -1;
+  }
+  if (ep->insecure)
+    jc_warn("--insecure: the server's certificate chain and host name are "
+            "not verified: whoever answers at %s gets what is sent",
+            ep->tcp);
+  return 0;
+}
+
 /* A usage error: its one line, and where the rest is. */
 static int usage_error(void) {
   fputs("Try 'jrpc --help' for more.\n", stderr);
@@ -181,6 +231,8 @@ enum {
   OPT_TIMEOUT,
   OPT_WAIT,
   OPT_CAFILE,
+  OPT_SERVERNAME,
+  OPT_INSECURE,
   OPT_CERT,
   OPT_KEY,
   OPT_TOKEN_FILE,
@@ -271,6 +323,8 @@ int main(int argc, char **argv) {
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
       {"wait", optional_argument, NULL, OPT_WAIT},
       {"cafile", required_argument, NULL, OPT_CAFILE},
+      {"servername", required_argument, NULL, OPT_SERVERNAME},
+      {"insecure", no_argument, NULL, OPT_INSECURE},
       {"cert", required_argument, NULL, OPT_CERT},
       {"key", required_argument, NULL, OPT_KEY},
       {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
@@ -318,14 +372,10 @@ options:
       break;
     case 'f':
       framing = optarg;
-      if (!strcmp(optarg, "newline")) {
-        o.ep.framing = JC_NEWLINE;
-      } else if (!strcmp(optarg, "length")) {
-        o.ep.framing = JC_LENGTH;
-      } else if (!strcmp(optarg, "http")) {
-        o.ep.framing = JC_HTTP;
-      } else {
-        jc_warn("-f: \"%s\" is not newline, length or http", optarg);
+      o.ep.framing = jc_framing_named(optarg);
+      if (o.ep.framing == JC_FRAMINGS) {
+        jc_warn("-f: \"%s\" is not newline, length, http or content-length",
+                optarg);
         return usage_error();
       }
       break;
@@ -360,6 +410,12 @@ options:
       break;
     case OPT_CAFILE:
       o.ep.cafile = optarg;
+      break;
+    case OPT_SERVERNAME:
+      o.ep.servername = optarg;
+      break;
+    case OPT_INSECURE:
+      o.ep.insecure = true;
       break;
     case OPT_CERT:
       o.ep.cert = optarg;
@@ -421,27 +477,8 @@ options:
             "-f http)");
     return usage_error();
   }
-  if ((o.ep.cert || o.ep.key) && !o.ep.cafile) {
-    jc_warn("--cert and --key are for TLS, which --cafile turns on");
+  if (tls_options(&o.ep) < 0)
     return usage_error();
-  }
-  if (o.ep.cafile && !o.ep.tcp) {
-    jc_warn("TLS (--cafile) is for a TCP endpoint (-t HOST:PORT or an "
-            "https:// URL)");
-    return usage_error();
-  }
-  if (o.ep.url && o.ep.tls && !o.ep.cafile) {
-    jc_warn("%s: TLS needs --cafile FILE, the CA that signed the server's "
-            "certificate (jrpc does not read the system's trust store yet)",
-            o.ep.url);
-    return usage_error();
-  }
-  if (o.ep.url && o.ep.tcp && !o.ep.tls && o.ep.cafile) {
-    jc_warn("--cafile: %s is plain (https:// and tls:// are over TLS)",
-            o.ep.url);
-    return usage_error();
-  }
-  o.ep.tls = o.ep.cafile != NULL;
   if (token_file && read_token(token_file, token, sizeof(token)) < 0)
     return usage_error();
   o.ep.token = token_file ? token : getenv("JRPC_TOKEN");
@@ -466,7 +503,7 @@ options:
   if (token_file && o.ep.framing != JC_HTTP)
     jc_warn("--token-file: the token goes to HTTP endpoints only, and this "
             "one is %s framed: not sent",
-            o.ep.framing == JC_LENGTH ? "length" : "newline");
+            jc_framings[o.ep.framing].name);
   jc_output_init(&o.out, color);
   if (o.params && (modes || nargs != 1)) {
     jc_warn("--params: %s", nargs > 1 ? "the params are given as ARGs too"

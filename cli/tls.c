@@ -1,7 +1,10 @@
 /* tls.c - jrpc's TLS client (OpenSSL 3): the server's certificate checked
- * against --cafile and the name or address jrpc was given, and a client
- * certificate (--cert, --key) for a listener with tls_client_ca. Every
- * wait goes through the connection's one deadline. */
+ * against --cafile, else the system's trust store (OpenSSL's default
+ * paths, which SSL_CERT_FILE and SSL_CERT_DIR move), and against
+ * --servername, else the name or address jrpc was given; nothing checked
+ * with --insecure. A client certificate (--cert, --key) for a listener
+ * with tls_client_ca. Every wait goes through the connection's one
+ * deadline. */
 #include "transport.h"
 
 #include "jrpc.h"
@@ -48,38 +51,55 @@ bool jc_tls_built(void) {
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The system's trust store as OpenSSL finds it: SSL_CERT_FILE, else the
+ * file it was built with, and SSL_CERT_DIR, else its directory. */
+static const char *trust_store(void) {
+  static char both[1000];
+  const char *file = getenv(X509_get_default_cert_file_env());
+  const char *dir = getenv(X509_get_default_cert_dir_env());
+  snprintf(both, sizeof both, "%s and %s",
+           file && *file ? file : X509_get_default_cert_file(),
+           dir && *dir ? dir : X509_get_default_cert_dir());
+  return both;
+}
 
 /* Why the last OpenSSL call failed, in a person's words: the causes a
  * user can fix (a CA, a name, a client certificate) named with the option
  * that fixes them, else OpenSSL's own reason. */
 static const char *why(const jc_conn *c) {
-  static char text[600];
+  static char text[2000];
   const jc_endpoint *ep = c->ep;
   long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
-  const char *fault, *what;
+  const char *fault, *what, *hint;
   switch (v) {
   case X509_V_OK:
-    fault = what = NULL;
+    fault = what = hint = NULL;
     break;
   case X509_V_ERR_HOSTNAME_MISMATCH:
   case X509_V_ERR_IP_ADDRESS_MISMATCH:
-    fault = "is not for the name or address connected to";
-    what = ep->tcp;
+    fault = ep->servername ? "is not for --servername"
+                           : "is not for the name or address connected to";
+    what = ep->servername ? ep->servername : ep->tcp;
+    hint = "; --servername NAME checks the name it is for";
     break;
   case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
   case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
   case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
   case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    fault = "is not signed by a CA in --cafile";
-    what = ep->cafile;
+    fault = ep->cafile ? "is not signed by a CA in --cafile"
+                       : "is not signed by a CA in the system's trust store";
+    what = ep->cafile ? ep->cafile : trust_store();
+    hint = ep->cafile ? "" : "; --cafile FILE names the CA that signed it";
     break;
   default:
     return X509_verify_cert_error_string(v);
   }
   if (fault) {
-    snprintf(text, sizeof text, "%s: the server's certificate %s (%s)",
-             X509_verify_cert_error_string(v), fault, what);
+    snprintf(text, sizeof text, "%s: the server's certificate %s (%s)%s",
+             X509_verify_cert_error_string(v), fault, what, hint);
     return text;
   }
   /* Over TLS 1.3 the server's alert may come after the handshake, or be
@@ -118,17 +138,18 @@ static const char *why(const jc_conn *c) {
   return r ? r : "the connection ended";
 }
 
-/* --cafile FILE could not be loaded: unreadable, or no CA in it. */
-static void bad_cafile(const char *file) {
+/* OPT FILE could not be loaded: unreadable (the OS's reason), or none of
+ * WHAT (a PEM block, "-----BEGIN " BEGIN "-----") in it. */
+static void bad_pem(const char *opt, const char *file, const char *what,
+                    const char *begin) {
   FILE *f = fopen(file, "r");
   if (!f) {
-    jc_warn("--cafile %s: %s", file, strerror(errno));
+    jc_warn("%s %s: %s", opt, file, strerror(errno));
     return;
   }
   fclose(f);
-  jc_warn("--cafile %s: no PEM certificate in it (a CA certificate, "
-          "\"-----BEGIN CERTIFICATE-----\", is needed)",
-          file);
+  jc_warn("%s %s: no PEM %s in it (\"-----BEGIN %s-----\" is needed)", opt,
+          file, what, begin);
 }
 
 /* Called when the server asks for a client certificate and none was
@@ -179,21 +200,39 @@ int jc_tls_start(jc_conn *c, const char *host) {
     return JC_ERR;
   }
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-  int ok = SSL_CTX_load_verify_locations(ctx, ep->cafile, NULL) == 1;
-  if (!ok)
-    bad_cafile(ep->cafile);
+  SSL_CTX_set_verify(ctx, ep->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
+                     NULL);
+  int ok = 1;
+  if (ep->cafile) {
+    ok = SSL_CTX_load_verify_locations(ctx, ep->cafile, NULL) == 1;
+    if (!ok)
+      bad_pem("--cafile", ep->cafile, "certificate", "CERTIFICATE");
+  } else if (!ep->insecure) {
+    /* A store that is missing or empty fails the handshake, said there. */
+    (void)SSL_CTX_set_default_verify_paths(ctx);
+  }
   if (ok && ep->cert) {
     ok = SSL_CTX_use_certificate_chain_file(ctx, ep->cert) == 1;
     if (!ok)
-      jc_warn("--cert %s: %s", ep->cert, why(c));
+      bad_pem("--cert", ep->cert, "certificate", "CERTIFICATE");
   }
   if (ok && ep->cert) {
     const char *key = ep->key ? ep->key : ep->cert;
-    ok = SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 &&
-         SSL_CTX_check_private_key(ctx) == 1;
-    if (!ok)
-      jc_warn("--key %s: not the key of --cert %s (%s)", key, ep->cert, why(c));
+    ERR_clear_error();
+    ok = SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1;
+    unsigned long e = ok ? 0 : ERR_peek_last_error();
+    /* OpenSSL checks the pair as it loads the key, and a key that did
+     * load may still not be the certificate's. */
+    bool mismatch = ok ? SSL_CTX_check_private_key(ctx) != 1
+                       : ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
+    if (mismatch)
+      jc_warn("--key %s: not the key of --cert %s", key, ep->cert);
+    else if (!ok && !ep->key)
+      jc_warn("--cert %s: no private key in it: give it with --key FILE",
+              ep->cert);
+    else if (!ok)
+      bad_pem("--key", key, "private key", "... PRIVATE KEY");
+    ok = ok && !mismatch;
   }
   if (!ep->cert)
     SSL_CTX_set_client_cert_cb(ctx, no_client_cert);
@@ -202,15 +241,20 @@ int jc_tls_start(jc_conn *c, const char *host) {
   if (!c->ssl)
     return JC_ERR;
   SSL_set_app_data(c->ssl, c);
-  /* The server must be the one named: its address, or its DNS name. */
+  /* The server must be the one named: --servername, else the address or
+   * DNS name connected to. A DNS name also goes out as SNI. */
+  const char *name = ep->servername ? ep->servername : host;
   unsigned char ip[16];
   X509_VERIFY_PARAM *param = SSL_get0_param(c->ssl);
-  if (inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1) {
-    X509_VERIFY_PARAM_set1_ip_asc(param, host);
-  } else {
-    SSL_set_tlsext_host_name(c->ssl, host);
-    X509_VERIFY_PARAM_set1_host(param, host, 0);
-  }
+  bool is_ip =
+      inet_pton(AF_INET, name, ip) == 1 || inet_pton(AF_INET6, name, ip) == 1;
+  if (!is_ip)
+    SSL_set_tlsext_host_name(c->ssl, name);
+  /* --insecure: nothing checked (main.c said so). */
+  if (!ep->insecure && is_ip)
+    X509_VERIFY_PARAM_set1_ip_asc(param, name);
+  else if (!ep->insecure)
+    X509_VERIFY_PARAM_set1_host(param, name, 0);
   SSL_set_fd(c->ssl, c->fd);
   for (;;) {
     ERR_clear_error();

@@ -10,10 +10,10 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -88,7 +88,11 @@ static int split_hostport(char *copy, char **host, char **port) {
     *host = copy;
   }
   *port = colon + 1;
-  return **host && **port ? 0 : -1;
+  /* A number: getaddrinfo would take a service name, and say only
+   * "Servname not supported" of a typo. */
+  size_t digits = strspn(*port, "0123456789");
+  long num = digits && digits <= 5 && !(*port)[digits] ? atol(*port) : 0;
+  return **host && num >= 1 && num <= 65535 ? 0 : -1;
 }
 
 /* Why a connect failed, in terms of what to do about it. */
@@ -190,7 +194,8 @@ static int connect_unix(jc_conn *c) {
 static int connect_tcp(jc_conn *c) {
   char *copy = strdup(c->ep->tcp), *host, *port;
   if (!copy || split_hostport(copy, &host, &port) < 0) {
-    jc_warn("\"%s\" is not HOST:PORT (like 127.0.0.1:7400 or [::1]:7400)",
+    jc_warn("\"%s\" is not HOST:PORT (like 127.0.0.1:7400 or [::1]:7400; "
+            "the port a number from 1 to 65535)",
             c->ep->tcp);
     free(copy);
     return JC_ERR;
@@ -244,7 +249,7 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
   c->ep = ep;
   /* A TLS endpoint this jrpc cannot speak: said before any connection, so
    * that what is (not) listening there does not hide it. */
-  if (ep->cafile && !jc_tls_built())
+  if (ep->tls && !jc_tls_built())
     return jc_tls_start(c, NULL);
   /* A server that closes while we write must give an error, not kill us. */
   signal(SIGPIPE, SIG_IGN);
@@ -310,24 +315,7 @@ int jc_write_all(jc_conn *c, const char *p, size_t n) {
 }
 
 int jc_send(jc_conn *c, const char *data, size_t n) {
-  if (c->ep->framing == JC_LENGTH) {
-    if (n > 0xffffffffu) {
-      jc_warn("request too large for length framing (%zu bytes)", n);
-      return JC_ERR;
-    }
-    unsigned char pre[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
-                            (unsigned char)(n >> 8), (unsigned char)n};
-    int st = jc_write_all(c, (const char *)pre, 4);
-    return st != JC_OK ? st : jc_write_all(c, data, n);
-  }
-  if (c->ep->framing == JC_HTTP)
-    return jc_http_send(c, data, n);
-  if (memchr(data, '\n', n)) {
-    jc_warn("a request with a raw newline cannot go over newline framing");
-    return JC_ERR;
-  }
-  int st = jc_write_all(c, data, n);
-  return st != JC_OK ? st : jc_write_all(c, "\n", 1);
+  return jc_framings[c->ep->framing].send(c, data, n);
 }
 
 void jc_send_done(jc_conn *c) {
@@ -340,84 +328,67 @@ void jc_send_done(jc_conn *c) {
     shutdown(c->fd, SHUT_WR);
 }
 
+/* The framing the first bytes of a reply are in, as far as they tell;
+ * JC_FRAMINGS when they do not. */
+static jc_framing sniff(const jc_conn *c) {
+  const char *b = c->buf;
+  if (c->len >= 5 && !memcmp(b, "HTTP/", 5))
+    return JC_HTTP;
+  if (c->len >= 15 && !strncasecmp(b, "Content-Length:", 15))
+    return JC_CONTENT_LENGTH;
+  if (b[0] == '{' || b[0] == '[')
+    return JC_NEWLINE;
+  if (c->len >= 4 && b[0] == '\0')
+    return JC_LENGTH;
+  return JC_FRAMINGS;
+}
+
 /* Whether the first bytes of a reply show another framing than ours (a
- * stream port answering HTTP, newline JSON on a length port, a length
- * prefix on a newline port): said, with what to use instead. */
+ * stream port answering HTTP, newline JSON on a length or content-length
+ * port, a length prefix or a Content-Length head on a newline port):
+ * said, with what to use instead. */
 static bool wrong_framing(const jc_conn *c) {
-  const char *b = c->buf, *desc = jc_endpoint_desc(c->ep);
+  jc_framing theirs = sniff(c), ours = c->ep->framing;
+  const char *desc = jc_endpoint_desc(c->ep), *name = jc_framings[ours].name;
   const char *tls = c->ssl ? "https" : "http";
   const char *host = c->ep->tcp ? c->ep->tcp : "HOST:PORT";
-  if (c->len >= 5 && !memcmp(b, "HTTP/", 5)) {
+  switch (theirs == ours ? JC_FRAMINGS : theirs) {
+  case JC_HTTP:
     jc_warn("%s: the server answers in HTTP: this is an http listener; use "
             "%s://%s/ as the endpoint",
             desc, tls, host);
     return true;
-  }
-  if (c->ep->framing == JC_LENGTH && (b[0] == '{' || b[0] == '[')) {
-    jc_warn("%s: the server answers newline-framed JSON, not length-framed: "
-            "leave out -f length",
-            desc);
+  case JC_NEWLINE:
+    jc_warn("%s: the server answers newline-framed JSON, not %s-framed: "
+            "leave out -f %s",
+            desc, name, name);
     return true;
-  }
-  if (c->ep->framing == JC_NEWLINE && c->len >= 4 && b[0] == '\0') {
-    jc_warn("%s: the reply begins with a 4-byte length, not JSON: this "
-            "listener has framing = length; add -f length",
-            desc);
+  case JC_LENGTH:
+    jc_warn("%s: the reply begins with a 4-byte length, not %s: this "
+            "listener has framing = length; %s -f length",
+            desc, ours == JC_NEWLINE ? "JSON" : "a Content-Length head",
+            ours == JC_NEWLINE ? "add" : "use");
     return true;
+  case JC_CONTENT_LENGTH:
+    jc_warn("%s: the reply begins with a Content-Length head, not %s: this "
+            "listener has framing = content-length; use -f content-length",
+            desc, ours == JC_NEWLINE ? "JSON" : "a 4-byte length");
+    return true;
+  default:
+    return false;
   }
-  return false;
 }
 
-/* The length of a complete frame at the start of buf (prefix, newline or
- * HTTP head included) in *total and of its payload in *n: 1, or 2 for an
- * HTTP response without a reply (204); 0 if incomplete, -1 on an error
- * said. AT_EOF: the server has closed the connection. */
+/* A complete frame at the start of buf, as the framing's row finds it
+ * (jc_framing_ops.frame), once the reply's first bytes show no other
+ * framing. */
 static int complete_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
                           size_t *total) {
   if (c->len == 0)
     return 0;
-  if (c->ep->framing == JC_HTTP) {
-    int kind = jc_http_frame(c, at_eof);
-    *skip = c->resp.body;
-    *n = c->resp.len;
-    *total = c->resp.total;
-    return kind;
-  }
-  if (wrong_framing(c))
+  if (c->ep->framing != JC_HTTP && wrong_framing(c))
     return -1;
-  if (c->ep->framing == JC_LENGTH) {
-    if (c->len < 4)
-      return 0;
-    const unsigned char *b = (const unsigned char *)c->buf;
-    uint32_t len = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-                   (uint32_t)b[2] << 8 | b[3];
-    if (len > JC_MAX_FRAME) {
-      jc_warn("%s: the server announced a %u-byte reply (at most %u)",
-              jc_endpoint_desc(c->ep), len, JC_MAX_FRAME);
-      return -1;
-    }
-    if (c->len - 4 < len)
-      return 0;
-    *skip = 4;
-    *n = len;
-    *total = 4 + (size_t)len;
-    return 1;
-  }
-  char *nl = memchr(c->buf, '\n', c->len);
-  if (!nl) {
-    if (c->len > JC_MAX_FRAME) {
-      jc_warn("%s: a reply line longer than %u bytes", jc_endpoint_desc(c->ep),
-              JC_MAX_FRAME);
-      return -1;
-    }
-    return 0;
-  }
-  *skip = 0;
-  *n = (size_t)(nl - c->buf);
-  if (*n > 0 && c->buf[*n - 1] == '\r')
-    (*n)--;
-  *total = (size_t)(nl - c->buf) + 1;
-  return 1;
+  return jc_framings[c->ep->framing].frame(c, at_eof, skip, n, total);
 }
 
 /* Drops the frame the last jc_recv handed out. */

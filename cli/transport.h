@@ -1,6 +1,6 @@
 /* transport.h - one connection to a JSON-RPC server: a Unix or TCP socket,
- * newline, length or HTTP framing, and one deadline for the whole
- * exchange. */
+ * newline, length, HTTP or content-length framing, and one deadline for
+ * the whole exchange. */
 #ifndef JRPC_CLI_TRANSPORT_H
 #define JRPC_CLI_TRANSPORT_H
 
@@ -8,7 +8,14 @@
 #include <stddef.h>
 #include <time.h>
 
-typedef enum { JC_NEWLINE, JC_LENGTH, JC_HTTP } jc_framing;
+/* The framings, as jc_framings' rows (framing.c) are indexed. */
+typedef enum {
+  JC_NEWLINE,
+  JC_LENGTH,
+  JC_HTTP,
+  JC_CONTENT_LENGTH,
+  JC_FRAMINGS
+} jc_framing;
 
 /* A reply larger than this is refused rather than buffered. */
 #define JC_MAX_FRAME (256u << 20)
@@ -26,11 +33,12 @@ typedef struct {
   int timeout_ms; /* for everything from connecting to the last reply */
   /* --wait: how long to keep trying while nothing listens (0: once). */
   int wait_ms;
-  /* TLS (tcp only; -t with --cafile, or https://): the server's
-   * certificate must verify against cafile; cert and key (key defaults to
-   * cert) are ours. */
-  bool tls;
-  const char *cafile, *cert, *key;
+  /* TLS (tcp only: tls://, https://, or -t with --cafile): the server's
+   * certificate must verify against cafile, else the system's trust
+   * store, for servername, else the host connected to; insecure: not
+   * checked at all. cert and key (key defaults to cert) are ours. */
+  bool tls, insecure;
+  const char *cafile, *servername, *cert, *key;
   /* HTTP framing: the request target ("/" unless the URL has a path), the
    * Host header's value, and more header lines (-H, each ending in CRLF;
    * NULL: none). */
@@ -104,6 +112,24 @@ int jc_write_all(jc_conn *c, const char *p, size_t n);
  * is left of the deadline; nothing may be buffered. */
 int jc_reconnect(jc_conn *c);
 
+/* A framing as a row of operations: its -f name, how one request goes
+ * out (its prefix, newline or head added), and how a whole reply is found
+ * at the start of c->buf: 1 with the payload at *skip, *n bytes long, the
+ * frame *total bytes in all; 2 an HTTP response without a reply (204); 0
+ * not whole yet; -1 an error said on stderr. AT_EOF: the server closed,
+ * which ends an HTTP body that has no length. */
+typedef struct {
+  const char *name;
+  int (*send)(jc_conn *c, const char *data, size_t n);
+  int (*frame)(jc_conn *c, bool at_eof, size_t *skip, size_t *n, size_t *total);
+} jc_framing_ops;
+extern const jc_framing_ops jc_framings[JC_FRAMINGS];
+/* The framing -f NAME names, or JC_FRAMINGS. */
+jc_framing jc_framing_named(const char *name);
+/* A frame's header line at buf[*pos..len) without its CRLF (or LF) in
+ * *line, *n; *pos moves past it. false when no whole line is there. */
+bool jc_next_line(const jc_conn *c, size_t *pos, const char **line, size_t *n);
+
 /* http.c: HTTP/1.1 framing. jc_http_send POSTs one request (connecting
  * again first when the server closed or will close the connection);
  * jc_http_frame reads the response at the start of c->buf: 1 a body (at
@@ -113,12 +139,20 @@ int jc_reconnect(jc_conn *c);
  * which ends a body that has no length. */
 int jc_http_send(jc_conn *c, const char *body, size_t n);
 int jc_http_frame(jc_conn *c, bool at_eof);
+/* jc_http_frame as the framing row has it. */
+int jc_http_complete(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
+                     size_t *total);
 /* An http:// or https:// URL into EP (tcp, tls, path, host, framing):
  * 0, or -1 with the reason in err. The strings are allocated and live
  * as long as the program. */
 int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen);
 /* Whether WORD starts like a URL jc_http_url takes. */
 bool jc_is_http_url(const char *word);
+
+/* content_length.c: the content-length framing's row's operations. */
+int jc_cl_send(jc_conn *c, const char *data, size_t n);
+int jc_cl_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
+                size_t *total);
 
 /* tls.c: the client side of TLS on c's connected socket. jc_tls_built:
  * whether this jrpc has it (said before connecting where ep asks for it). */

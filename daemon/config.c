@@ -57,7 +57,6 @@ typedef struct parse {
   int default_line; /* its default key, 0 = not seen */
   int *seen;        /* per row of jrpcd_keys: its line in this section */
   int *path_lines;  /* per plugin: line of its path key */
-  int *kv_lines;    /* current plugin: line of each kv pair */
 } parse_t;
 
 static void vfail(parse_t *p, int line, int with_label, const char *key,
@@ -219,14 +218,15 @@ static int plugin_key(parse_t *p, const char *key, const char *value) {
   }
   for (size_t i = 0; i < pl->nkv; i++)
     if (strcmp(pl->kv[2 * i], key) == 0) {
-      fail_key(p, p->line, key, "set twice (first at line %d)", p->kv_lines[i]);
+      fail_key(p, p->line, key, "set twice (first at line %d)",
+               pl->kv_lines[i]);
       return -1;
     }
 
-  int *lines = realloc(p->kv_lines, (pl->nkv + 1) * sizeof *lines);
+  int *lines = realloc(pl->kv_lines, (pl->nkv + 1) * sizeof *lines);
   if (!lines)
     goto oom;
-  p->kv_lines = lines;
+  pl->kv_lines = lines;
   char **kv = realloc(pl->kv, (2 * pl->nkv + 3) * sizeof *kv);
   if (!kv)
     goto oom;
@@ -819,7 +819,6 @@ static int load_text(jrpcd_config_t *c, const char *text, size_t len,
 done:
   free(p.seen);
   free(p.path_lines);
-  free(p.kv_lines);
   if (p.failed) {
     jrpcd_config_free(c);
     return -1;
@@ -904,6 +903,7 @@ void jrpcd_config_free(jrpcd_config_t *c) {
     for (char **kv = pl->kv; kv && *kv; kv++)
       free(*kv);
     free(pl->kv);
+    free(pl->kv_lines);
   }
   free(c->plugins);
   jrpcd_access_free(&c->access);

@@ -68,7 +68,8 @@ typedef struct jrpcd_plugin_conf {
   /* The section's other keys, in file order: key, value, key, value, ...,
    * NULL. Handed to the plugin's init (jrpc_conf_get). */
   char **kv;
-  size_t nkv; /* number of pairs */
+  size_t nkv;    /* number of pairs */
+  int *kv_lines; /* the line of each pair, for messages */
   /* Its methods' call timeout, or JRPCD_TIMEOUT_SERVER: call_timeout_ms.
    * A method's own "x-jrpcd-timeout-ms" overrides either. */
   uint64_t timeout_ms;

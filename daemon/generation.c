@@ -54,8 +54,8 @@ int jrpcd_gen_load(jrpcd_gen_t **out, const jrpcd_config_t *c, unsigned serial,
   for (size_t i = 0; i < c->nplugins; i++) {
     jrpcd_plugin_t *p = &g->plugins[g->nplugins];
     char why[768];
-    if (jrpcd_plugin_load(p, &c->plugins[i], c->validate_params, &g->reg,
-                          nworkers, why, sizeof(why)) == 0) {
+    if (jrpcd_plugin_load(p, &c->plugins[i], c->file, c->validate_params,
+                          &g->reg, nworkers, why, sizeof(why)) == 0) {
       confs[g->nplugins++] = &c->plugins[i];
       continue;
     }

@@ -34,8 +34,9 @@ static int checks_params(const jrpcd_plugin_conf_t *pc, int server) {
 }
 
 int jrpcd_plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
-                      int validate_params, jrpc__registry_t *reg,
-                      unsigned nworkers, char *err, size_t errlen) {
+                      const char *conf_file, int validate_params,
+                      jrpc__registry_t *reg, unsigned nworkers, char *err,
+                      size_t errlen) {
   memset(p, 0, sizeof(*p));
   p->name = strdup(pc->name);
   p->path = strdup(pc->path);
@@ -69,7 +70,12 @@ int jrpcd_plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
                                  (const char *const *)pc->kv, nworkers, why,
                                  sizeof(why))) {
     p->mod.info = NULL; /* not started: no fini */
-    snprintf(err, errlen, "[plugin %s] %s", p->name, why);
+    size_t bad = p->mod.bad_key;
+    if (bad && bad <= pc->nkv)
+      snprintf(err, errlen, "%s:%d: [plugin %s] %s", conf_file,
+               pc->kv_lines[bad - 1], p->name, why);
+    else
+      snprintf(err, errlen, "[plugin %s] %s", p->name, why);
     return -1;
   }
   if (checks_params(pc, validate_params) &&

@@ -20,11 +20,13 @@ typedef struct jrpcd_plugin {
 /* dlopen pc->path, find the entry, check the ABI, run init (for nworkers
  * workers) into reg, and compile the params checks of its described methods
  * when validate_params (or the plugin's own setting) says so. On failure
- * returns -1 with the reason in err; p is then partly set up, and
+ * returns -1 with the reason in err (a key of the section the plugin does
+ * not take named with its line in conf_file); p is then partly set up, and
  * jrpcd_plugin_unload must still be called on it. */
 int jrpcd_plugin_load(jrpcd_plugin_t *p, const jrpcd_plugin_conf_t *pc,
-                      int validate_params, jrpc__registry_t *reg,
-                      unsigned nworkers, char *err, size_t errlen);
+                      const char *conf_file, int validate_params,
+                      jrpc__registry_t *reg, unsigned nworkers, char *err,
+                      size_t errlen);
 
 /* Runs fini if init ran, dlcloses, and frees p's strings. */
 void jrpcd_plugin_unload(jrpcd_plugin_t *p);

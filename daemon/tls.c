@@ -46,6 +46,56 @@ static void ssl_reason(char *buf, size_t n, const char *fallback) {
   ERR_clear_error();
 }
 
+/* What a file that OpenSSL would not load as a PEM key or certificate
+ * (WANT) holds instead, in plain words: OpenSSL's reasons ("unsupported",
+ * "no start line", "bad decrypt") name its decoder's step, not the file's
+ * fault. The first 64 KiB tell: a key or a certificate sits near the top.
+ * SWAPPED: what to add when it holds the other one. Else the OpenSSL
+ * reason already in buf stays. */
+static void pem_fault(const char *path, int want_key, const char *swapped,
+                      char *buf, size_t n) {
+  enum { HEAD = 64 << 10 };
+  char *head = malloc(HEAD), ssl_why[200];
+  FILE *f = head ? fopen(path, "re") : NULL;
+  if (!f) {
+    free(head);
+    return;
+  }
+  size_t got = fread(head, 1, HEAD, f);
+  fclose(f);
+  snprintf(ssl_why, sizeof(ssl_why), "%s", buf);
+  const char *want = want_key ? "private key" : "certificate";
+  int pem = memmem(head, got, "-----BEGIN ", 11) != NULL;
+  int key = memmem(head, got, "PRIVATE KEY-----", 16) != NULL;
+  int cert = memmem(head, got, "-----BEGIN CERTIFICATE-----", 27) != NULL;
+  int encrypted = memmem(head, got, "ENCRYPTED PRIVATE KEY", 21) ||
+                  memmem(head, got, "Proc-Type: 4,ENCRYPTED", 22);
+  if (!pem)
+    snprintf(buf, n,
+             "not a PEM %s (no \"-----BEGIN\" line; a DER file converts "
+             "with openssl %s -inform DER)",
+             want, want_key ? "pkey" : "x509");
+  else if (want_key && encrypted)
+    snprintf(buf, n,
+             "an encrypted private key: jrpcd asks for no pass phrase; "
+             "store it decrypted (openssl pkey -in FILE -out NEW), readable "
+             "only by jrpcd's user");
+  else if (want_key && !key && cert)
+    snprintf(buf, n, "a certificate, not a private key%s", swapped);
+  else if (!want_key && !cert && key)
+    snprintf(buf, n, "a private key, not a certificate%s", swapped);
+  else if ((want_key && !key) || (!want_key && !cert))
+    snprintf(buf, n, "no PEM %s in it (%.150s)", want, ssl_why);
+  free(head);
+}
+
+/* An encrypted key fails to load instead of OpenSSL asking for its pass
+ * phrase on the terminal, which a daemon has not. */
+static int no_passphrase(char *buf, int size, int rwflag, void *arg) {
+  (void)buf, (void)size, (void)rwflag, (void)arg;
+  return 0;
+}
+
 static int min_version(const char *v) {
   if (!v || strcmp(v, "1.2") == 0)
     return TLS1_2_VERSION;
@@ -120,15 +170,20 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
   }
   if (SSL_CTX_use_certificate_chain_file(ssl, conf->cert) != 1) {
     ssl_reason(why, sizeof(why), "unreadable");
+    pem_fault(conf->cert, 0, " (tls_cert and tls_key swapped?)", why,
+              sizeof(why));
     snprintf(err, errlen, "tls_cert: %s: %s", conf->cert, why);
     goto fail;
   }
+  SSL_CTX_set_default_passwd_cb(ssl, no_passphrase);
   /* OpenSSL checks the pair as it loads the key, and says so in its own
    * words ("key values mismatch"): say it in ours. */
   int key_ok = SSL_CTX_use_PrivateKey_file(ssl, conf->key, SSL_FILETYPE_PEM);
   if (key_ok != 1) {
     ssl_reason(why, sizeof(why), "unreadable");
     if (!strstr(why, "mismatch")) {
+      pem_fault(conf->key, 1, " (tls_key and tls_cert swapped?)", why,
+                sizeof(why));
       snprintf(err, errlen, "tls_key: %s: %s", conf->key, why);
       goto fail;
     }
@@ -142,6 +197,7 @@ jrpcd_tls_ctx_t *jrpcd_tls_ctx_new(const jrpcd_tls_conf_t *conf, char *err,
   if (conf->client_ca) {
     if (SSL_CTX_load_verify_locations(ssl, conf->client_ca, NULL) != 1) {
       ssl_reason(why, sizeof(why), "unreadable");
+      pem_fault(conf->client_ca, 0, "", why, sizeof(why));
       snprintf(err, errlen, "tls_client_ca: %s: %s", conf->client_ca, why);
       goto fail;
     }

@@ -100,6 +100,7 @@ static int api_conf_keys(jrpc_reg_t *r, const char *const *keys) {
              kv[0], near ? "; did you mean " : "", near ? near : "",
              near ? "?" : "", n ? list : "none");
     ctx->failed = 1;
+    ctx->bad_key = (size_t)(kv - ctx->conf) / 2 + 1;
     return JRPC_EINVAL;
   }
   return 0;

@@ -94,6 +94,7 @@ int jrpc__module_start_workers(jrpc__module_t *m,
   jrpc__regctx_t ctx;
   jrpc__regctx_init(&ctx, reg, m, conf);
   rc = info->init(&ctx.pub, &m->data);
+  m->bad_key = ctx.bad_key;
   int started = !rc;
   if (!rc && ctx.failed) {
     /* A method it meant to serve is missing: refuse the module rather

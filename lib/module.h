@@ -21,6 +21,9 @@ typedef struct jrpc__module {
   void **wslot;
   uint8_t *wlive;
   unsigned nworkers; /* slots made (0: the module has none) */
+  /* After a failed start: the conf pair jrpc_conf_keys refused, its
+   * index + 1 (0: none), so that the host can name its line. */
+  size_t bad_key;
 } jrpc__module_t;
 
 /* 0 if jrpcd can run this module, else JRPC_EINVAL with a message in err

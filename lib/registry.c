@@ -152,6 +152,7 @@ void jrpc__regctx_init(jrpc__regctx_t *ctx, jrpc__registry_t *reg,
   ctx->conf = conf;
   ctx->err[0] = '\0';
   ctx->failed = 0;
+  ctx->bad_key = 0;
   ctx->dup_owner = NULL;
   ctx->winit = NULL;
   ctx->wfini = NULL;

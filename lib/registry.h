@@ -151,7 +151,10 @@ typedef struct jrpc__regctx {
   const char *const *conf; /* key, value, key, value, ..., NULL */
   char err[256];           /* why the last register_method failed */
   int failed;              /* some register_method call failed */
-  const void *dup_owner;   /* with EEXIST: who has the name */
+  /* jrpc_conf_keys refused the conf pair at this index + 1 (0: none),
+   * for the host to say where in its file that key is. */
+  size_t bad_key;
+  const void *dup_owner; /* with EEXIST: who has the name */
   /* jrpc_on_worker (ABI 1.3): what the module's init asked for. */
   jrpc_worker_init_fn winit;
   jrpc_worker_fini_fn wfini;

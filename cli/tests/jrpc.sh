@@ -134,7 +134,7 @@ test_endpoints() {
     expect xdg 0 6
   fi
   run bad_framing -f lines math.add 1 2
-  expect bad_framing 2 "" '-f: "lines" is not newline, length or http'
+  expect bad_framing 2 "" '-f: "lines" is not newline, length, http or content-length'
   run bad_tcp -t nocolon math.add 1 2
   expect bad_tcp 2 "" '"nocolon" is not HOST:PORT'
   run timeout --timeout 300 sleep.ms 5000

@@ -63,3 +63,19 @@ start_jrpcd() {
   show "$T/jrpcd.err"
   die "jrpcd did not serve $T/jrpcd.sock"
 }
+
+# jrpc_args "$@": the five arguments of the scripts that take the jrpc
+# under test after cli_args' four (JRPCD HANDLERS_DIR FIXTURE_DIR
+# REPO_ROOT JRPC); sets those and JRPC, as absolute paths.
+jrpc_args() {
+  (($# == 5)) || die "usage: $0 JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT JRPC"
+  cli_args "$1" "$2" "$3" "$4"
+  JRPC=$(realpath -e -- "$5") || die "jrpc not found: $5"
+}
+
+# conf_head: a config's start for start_jrpcd: [server] with two workers
+# and the sample plugins' folder, and the Unix listener $T/jrpcd.sock.
+conf_head() {
+  printf '[server]\nworkers = 2\nplugin_dir = %s\n[listen local]\nunix = %s/jrpcd.sock\nmode = 0600\n' \
+    "$HANDLERS" "$T"
+}

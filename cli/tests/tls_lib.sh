@@ -1,0 +1,25 @@
+# tls_lib.sh - a test CA and certificates it signs, for tls_verify.sh and
+# completion.sh; sourced after tests/cli/lib.sh (it writes into $T).
+# shellcheck shell=bash
+
+# test_ca: $T/ca.pem and $T/ca.key, a CA for two days.
+test_ca() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$T/ca.key" -out "$T/ca.pem" -days 2 -subj "/CN=jrpc test CA" 2>/dev/null
+}
+
+# mkcert NAME CN SAN: NAME.key and NAME.pem signed by the test CA.
+mkcert() {
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$T/$1.key" -out "$T/$1.csr" -subj "/CN=$2" 2>/dev/null
+  printf 'subjectAltName=%s\n' "$3" >"$T/$1.ext"
+  openssl x509 -req -in "$T/$1.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" \
+    -set_serial "$RANDOM" -days 2 -extfile "$T/$1.ext" -out "$T/$1.pem" 2>/dev/null
+}
+
+# tls_listener NAME PORT CERT: a [listen NAME] section on 127.0.0.1:PORT
+# with $T/CERT.pem and its key.
+tls_listener() {
+  printf '[listen %s]\ntcp = 127.0.0.1:%s\ntls_cert = %s/%s.pem\ntls_key = %s/%s.key\n' \
+    "$1" "$2" "$T" "$3" "$T" "$3"
+}
