@@ -81,6 +81,8 @@ void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
   s->out = out;
   s->framing = framing;
   s->deliver = jrpc__framings[framing].deliver;
+  s->notify = jrpc__framings[framing].notify;
+  s->push = NULL;
   s->calls = 0;
   s->max_calls = 0;
   link_init(&s->waiting);
@@ -550,6 +552,13 @@ int jrpc__on_cancel(jrpc_call_t *c, jrpc_cancel_fn fn, void *arg) {
 int jrpc__cancelled(jrpc_call_t *c) {
   jrpc__deferred_t *d = deferred_of(c);
   return d ? atomic_load_explicit(&d->cancelled, memory_order_acquire) : 0;
+}
+
+jrpc__sink_t *jrpc__deferred_sink(jrpc_call_t *c) {
+  jrpc__deferred_t *d = deferred_of(c);
+  if (!d || d->tomb || d->ended || d->finished || d->call.notify)
+    return NULL;
+  return d->batch ? d->batch->sink : d->sink;
 }
 
 void jrpc__post_node_done(jrpc__post_node_t *node) {

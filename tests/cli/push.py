@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+"""push.py - server push end to end (issue 23): the pubsub sample plugin on
+a jrpcd with two workers and a listener of every streaming framing (Unix
+newline and length, TCP newline, content-length, and TLS when the build
+has it and the openssl command is there), plus one HTTP listener.
+
+Checks: subscribe answers an id; a publish from another connection (on
+another framing, so mostly another worker) reaches every subscriber exactly
+once and in order, as the notification shape of geth and jsonrpsee;
+unsubscribe answers true, then false, and false for another connection's
+id; a closed connection's subscriptions end (rpc.stats counts them);
+subscribing over HTTP POST answers -32010; max_subscriptions_per_connection
+answers -32011; a subscriber that stops reading under a fast publisher
+costs the daemon bounded memory, another subscriber keeps receiving, and
+once it reads again it gets an rpc.lagged notice whose count, added to
+what it received, is exactly what was published.
+
+Usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+FAILURES = 0
+DEADLINE_S = 20
+
+
+def fail(msg):
+    global FAILURES
+    FAILURES += 1
+    print("FAIL: " + msg, file=sys.stderr)
+
+
+def ok(msg):
+    print("ok: " + msg)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Conn:
+    """One client connection with its framing; bounded reads."""
+
+    def __init__(self, sock, framing):
+        self.s = sock
+        self.framing = framing
+        self.buf = b""
+        self.s.settimeout(DEADLINE_S)
+
+    def send(self, obj):
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        if self.framing == "newline":
+            frame = data + b"\n"
+        elif self.framing == "length":
+            frame = struct.pack(">I", len(data)) + data
+        else:
+            frame = b"Content-Length: %d\r\n\r\n" % len(data) + data
+        self.s.sendall(frame)
+
+    def _fill(self):
+        chunk = self.s.recv(65536)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
+    def recv(self):
+        while True:
+            if self.framing == "newline":
+                i = self.buf.find(b"\n")
+                if i >= 0:
+                    line, self.buf = self.buf[:i], self.buf[i + 1:]
+                    return json.loads(line)
+            elif self.framing == "length":
+                if len(self.buf) >= 4:
+                    (n,) = struct.unpack(">I", self.buf[:4])
+                    if len(self.buf) >= 4 + n:
+                        data, self.buf = self.buf[4:4 + n], self.buf[4 + n:]
+                        return json.loads(data)
+            else:
+                i = self.buf.find(b"\r\n\r\n")
+                if i >= 0:
+                    head = self.buf[:i].decode()
+                    n = int([h.split(":")[1] for h in head.split("\r\n")
+                             if h.lower().startswith("content-length")][0])
+                    if len(self.buf) >= i + 4 + n:
+                        data = self.buf[i + 4:i + 4 + n]
+                        self.buf = self.buf[i + 4 + n:]
+                        return json.loads(data)
+            self._fill()
+
+    def call(self, method, params, id_=1):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params,
+                   "id": id_})
+        while True:
+            m = self.recv()
+            if m.get("id") == id_:
+                return m
+
+    def close(self):
+        self.s.close()
+
+
+class Daemon:
+    def __init__(self, jrpcd, handlers, tmp, extra="", tls=None):
+        self.tmp = tmp
+        self.ports = {k: free_port() for k in ("nl", "cl", "http", "tls")}
+        conf = os.path.join(tmp, "push.conf")
+        text = ("[server]\nworkers = 2\nplugin_dir = %s\nidle_timeout_ms = 0\n"
+                "%s\n" % (handlers, extra))
+        text += "[listen unl]\nunix = %s/nl.sock\nframing = newline\n" % tmp
+        text += "[listen ulen]\nunix = %s/len.sock\nframing = length\n" % tmp
+        text += ("[listen tnl]\ntcp = 127.0.0.1:%d\nframing = newline\n"
+                 % self.ports["nl"])
+        text += ("[listen tcl]\ntcp = 127.0.0.1:%d\nframing = content-length\n"
+                 % self.ports["cl"])
+        text += ("[listen thttp]\ntcp = 127.0.0.1:%d\nframing = http\n"
+                 % self.ports["http"])
+        if tls:
+            text += ("[listen ttls]\ntcp = 127.0.0.1:%d\nframing = newline\n"
+                     "tls_cert = %s\ntls_key = %s\n"
+                     % (self.ports["tls"], tls[0], tls[1]))
+        text += "[plugin pubsub]\npath = pubsub.so\n"
+        with open(conf, "w") as f:
+            f.write(text)
+        self.log = open(os.path.join(tmp, "jrpcd.err"), "w+")
+        self.p = subprocess.Popen([jrpcd, "-c", conf], stdout=self.log,
+                                  stderr=self.log)
+        self.tls = tls
+        end = time.time() + DEADLINE_S
+        while time.time() < end:
+            try:
+                self.connect("unl").close()
+                return
+            except OSError:
+                if self.p.poll() is not None:
+                    break
+                time.sleep(0.05)
+        self.log.seek(0)
+        sys.exit("FAIL: jrpcd did not start:\n" + self.log.read())
+
+    def connect(self, name):
+        if name in ("unl", "ulen"):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(DEADLINE_S)
+            s.connect(os.path.join(self.tmp, "nl.sock" if name == "unl"
+                                   else "len.sock"))
+            return Conn(s, "newline" if name == "unl" else "length")
+        port = self.ports[{"tnl": "nl", "tcl": "cl", "ttls": "tls"}[name]]
+        s = socket.create_connection(("127.0.0.1", port), DEADLINE_S)
+        if name == "ttls":
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            s = ctx.wrap_socket(s)
+        return Conn(s, "content-length" if name == "tcl" else "newline")
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.p.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = -1
+        self.log.seek(0)
+        text = self.log.read()
+        if rc != 0 or "Sanitizer" in text:
+            fail("jrpcd exit %d:\n%s" % (rc, text))
+
+
+def http_call(port, obj):
+    body = json.dumps(obj).encode()
+    s = socket.create_connection(("127.0.0.1", port), DEADLINE_S)
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+              b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+              % len(body) + body)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return json.loads(data.split(b"\r\n\r\n", 1)[1])
+
+
+def subscribe(c, channel, id_=1):
+    r = c.call("pubsub.subscribe", [channel], id_)
+    sid = r.get("result")
+    if not isinstance(sid, str) or len(sid) != 32:
+        fail("subscribe answered %r" % r)
+    return sid
+
+
+def check_fanout(d, names):
+    subs = {}
+    for n in names:
+        c = d.connect(n)
+        subs[n] = (c, subscribe(c, "news"))
+    ids = [sid for _, sid in subs.values()]
+    if len(set(ids)) != len(ids):
+        fail("subscription ids repeat: %r" % ids)
+    pub = d.connect("ulen")
+    for k in range(50):
+        r = pub.call("pubsub.publish", ["news", {"k": k}], k + 1)
+        if r.get("result") is not True:
+            fail("publish answered %r" % r)
+    other = d.connect("unl")
+    other.call("pubsub.publish", ["sport", 1])  # nobody listens there
+    for n, (c, sid) in subs.items():
+        got = [c.recv() for _ in range(50)]
+        want = [{"jsonrpc": "2.0", "method": "pubsub.message",
+                 "params": {"subscription": sid,
+                            "result": {"channel": "news",
+                                       "message": {"k": k}}}}
+                for k in range(50)]
+        if got != want:
+            fail("%s: notifications %r..." % (n, got[:2]))
+            continue
+        # exactly once: the next thing is our own call's reply
+        r = c.call("pubsub.publish", ["elsewhere", 0], 99)
+        if r != {"jsonrpc": "2.0", "result": True, "id": 99}:
+            fail("%s: after 50 notifications came %r" % (n, r))
+        ok("%s: 50 notifications, once each, in order" % n)
+    c, sid = subs[names[0]]
+    r = c.call("pubsub.unsubscribe", [sid], 7)
+    if r.get("result") is not True:
+        fail("unsubscribe answered %r" % r)
+    r = c.call("pubsub.unsubscribe", {"subscription": sid}, 8)
+    if r.get("result") is not False:
+        fail("a second unsubscribe answered %r" % r)
+    c2, sid2 = subs[names[1]]
+    r = c.call("pubsub.unsubscribe", [sid2], 9)
+    if r.get("result") is not False:
+        fail("another connection's id was ended: %r" % r)
+    pub.call("pubsub.publish", ["news", "after"], 100)
+    r = c.call("pubsub.publish", ["elsewhere", 0], 10)
+    if r.get("id") != 10:
+        fail("a notification after unsubscribe: %r" % r)
+    m = c2.recv()
+    if m.get("params", {}).get("result", {}).get("message") != "after":
+        fail("the other subscription ended with it: %r" % m)
+    ok("unsubscribe: true, false, false for another connection's id")
+    for c, _ in subs.values():
+        c.close()
+    pub.close()
+    other.close()
+
+
+def live_subscriptions(d):
+    c = d.connect("unl")
+    r = c.call("rpc.stats", [], 1)
+    c.close()
+    return r["result"].get("push", {}).get("subscriptions")
+
+
+def check_close_ends(d):
+    c = d.connect("unl")
+    for k in range(5):
+        subscribe(c, "ch%d" % k, k + 1)
+    before = live_subscriptions(d)
+    c.close()
+    end = time.time() + DEADLINE_S
+    after = before
+    while time.time() < end:
+        after = live_subscriptions(d)
+        if after == before - 5:
+            break
+        time.sleep(0.05)
+    if after != before - 5:
+        fail("closing ended %r of 5 subscriptions" % (before - after))
+    else:
+        ok("a closed connection's 5 subscriptions ended")
+
+
+def check_http_refused(d):
+    r = http_call(d.ports["http"], {"jsonrpc": "2.0", "method":
+                                    "pubsub.subscribe", "params": ["x"],
+                                    "id": 1})
+    err = r.get("error", {})
+    if err.get("code") != -32010 or "streaming" not in err.get("message", ""):
+        fail("subscribe over HTTP POST answered %r" % r)
+    else:
+        ok("subscribe over HTTP POST: -32010 (%s)" % err["message"])
+
+
+def check_per_conn_limit(d):
+    c = d.connect("unl")
+    for k in range(4):
+        subscribe(c, "lim", k + 1)
+    r = c.call("pubsub.subscribe", ["lim"], 5)
+    if r.get("error", {}).get("code") != -32011:
+        fail("a fifth subscription answered %r" % r)
+    else:
+        ok("max_subscriptions_per_connection: -32011 (%s)"
+           % r["error"]["message"])
+    c.close()
+
+
+def check_slow_subscriber(d):
+    total = 20000
+    slow = d.connect("unl")
+    slow.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow_id = subscribe(slow, "firehose")
+    fast = d.connect("ulen")
+    fast_id = subscribe(fast, "firehose")
+    pub = d.connect("tnl")
+    rss0 = d.rss_kib()
+    payload = "x" * 1000
+    batch = 50
+    counts = {"got": 0, "dropped": 0}
+
+    def read_fast():  # the other subscriber reads all along
+        while counts["got"] + counts["dropped"] < total:
+            try:
+                m = fast.recv()
+            except (socket.timeout, EOFError, OSError):
+                return
+            if m["method"] == "rpc.lagged":
+                counts["dropped"] += m["params"]["dropped"]
+            else:
+                counts["got"] += 1
+
+    reader = threading.Thread(target=read_fast)
+    reader.start()
+    for first in range(0, total, batch):
+        pub.send([{"jsonrpc": "2.0", "method": "pubsub.publish",
+                   "params": ["firehose", payload], "id": first + k}
+                  for k in range(batch)])
+        r = pub.recv()
+        if len(r) != batch:
+            fail("a publish batch answered %r" % r[:1])
+    grown = d.rss_kib() - rss0
+    if grown > 16 * 1024:
+        fail("a subscriber that does not read grew jrpcd by %d KiB" % grown)
+    else:
+        ok("20 MB published at a subscriber that does not read: jrpcd grew "
+           "%d KiB" % grown)
+    # now the slow one reads: what it got, then its notice, adds up
+    got = dropped = 0
+    slow.s.settimeout(5)
+    while got + dropped < total:
+        try:
+            m = slow.recv()
+        except (socket.timeout, EOFError):
+            break
+        if m["method"] == "rpc.lagged":
+            if m["params"]["subscription"] != slow_id:
+                fail("a lag notice for another id: %r" % m)
+            dropped += m["params"]["dropped"]
+        else:
+            got += 1
+    if got + dropped != total or dropped == 0:
+        fail("the slow subscriber: %d received + %d dropped of %d"
+             % (got, dropped, total))
+    else:
+        ok("the slow subscriber: %d received, then rpc.lagged for %d: "
+           "all %d accounted for" % (got, dropped, total))
+    reader.join(DEADLINE_S)
+    fast_got, fast_dropped = counts["got"], counts["dropped"]
+    if fast_got + fast_dropped != total or fast_got < 4 * got:
+        fail("the reading subscriber: %d received + %d dropped of %d"
+             % (fast_got, fast_dropped, total))
+    else:
+        ok("the reading subscriber kept receiving: %d of %d (%d dropped, "
+           "told)" % (fast_got, total, fast_dropped))
+    for c in (slow, fast, pub):
+        c.close()
+    _ = fast_id
+
+
+def make_cert(tmp):
+    if not shutil.which("openssl"):
+        return None
+    key, pem = os.path.join(tmp, "k.pem"), os.path.join(tmp, "c.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec",
+                        "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-keyout", key, "-out", pem, "-days", "1", "-subj",
+                        "/CN=localhost"], capture_output=True)
+    return (pem, key) if r.returncode == 0 else None
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit("usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT")
+    jrpcd, handlers = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="jrpcd-push.")
+    has_tls = b"TLS: OpenSSL" in subprocess.run(
+        [jrpcd, "--version"], capture_output=True).stdout
+    tls = make_cert(tmp) if has_tls else None
+    d = Daemon(jrpcd, handlers, tmp,
+               "max_push_bytes = 65536\nmax_subscriptions_per_connection = 8",
+               tls)
+    try:
+        names = ["unl", "ulen", "tnl", "tcl"] + (["ttls"] if tls else [])
+        if not tls:
+            print("note: no TLS listener (a build without TLS, or no "
+                  "openssl command)")
+        check_fanout(d, names)
+        check_close_ends(d)
+        check_http_refused(d)
+        check_slow_subscriber(d)
+    finally:
+        d.stop()
+    d2 = Daemon(jrpcd, handlers, tmp + "/", "max_subscriptions_per_connection"
+                " = 4")
+    try:
+        check_per_conn_limit(d2)
+    finally:
+        d2.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        sys.exit("push.py: %d check(s) failed" % FAILURES)
+
+
+if __name__ == "__main__":
+    main()
