@@ -11,6 +11,14 @@
  * {"ms": N}, N an integer from 0 to max_ms (config key max_ms, default
  * 60000).
  *
+ * "sleep.progress" {"ms": N, "token": T, "steps": K} answers N the same
+ * way, in K steps (default 10) on the thread pool, and after each step
+ * sends its caller LSP's progress notification (ABI 1.5, jrpc_notify):
+ * {"jsonrpc":"2.0","method":"$/progress","params":{"token":T,"value":
+ * {"kind":"report","percentage":P}}}, P from 100/K to 100, all before the
+ * reply. Each step's end runs on the call's loop, so the notifications
+ * and the reply go out in that order.
+ *
  * All state lives in the instance (mod_data): during a config reload two
  * instances of this shared object are live at once, each with its own timer
  * thread. */
@@ -321,6 +329,76 @@ static int sleep_work_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return JRPC_ASYNC;
 }
 
+/* sleep.progress: one step of ms / steps on a pool thread, then its
+ * notification on the loop, then the next step or the reply. */
+typedef struct progress {
+  work_t w; /* this step's sleep */
+  int64_t total_ms;
+  uint32_t step, steps;
+  const char *token; /* raw JSON, in the call's memory */
+  size_t token_n;
+} progress_t;
+
+static void progress_step_done(jrpc_call_t *d, void *arg) {
+  progress_t *p = arg;
+  p->step++;
+  char *json = jrpc_alloc(d, p->token_n + 80);
+  if (json && !jrpc_cancelled(d)) {
+    int n = snprintf(json, p->token_n + 80,
+                     "{\"token\":%.*s,\"value\":{\"kind\":\"report\","
+                     "\"percentage\":%u}}",
+                     (int)p->token_n, p->token, 100u * p->step / p->steps);
+    /* Dropped (and counted) if the caller does not read its output: the
+     * reply is not. */
+    (void)jrpc_notify(d, "$/progress", json, (size_t)n);
+  }
+  if (p->step < p->steps && !jrpc_cancelled(d) &&
+      jrpc_queue_work(d, work_sleep, progress_step_done, p) == 0)
+    return;
+  jrpc_w_i64(d, p->total_ms);
+  jrpc_finish(d);
+}
+
+static int sleep_progress(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  sleeper_t *s = udata;
+  int64_t ms, steps = 10;
+  if (jrpc_type(c, params) != JRPC_T_OBJECT)
+    return bad_param(c, "params", "expected {\"ms\": N, \"token\": T}");
+  if (read_ms(c, params, s->max_ms, &ms))
+    return JRPC_EFAIL;
+  jrpc_val_t k = jrpc_get(c, params, "steps");
+  if (!jrpc_is_none(k) &&
+      (jrpc_as_i64(c, k, &steps) != 0 || steps < 1 || steps > 100))
+    return bad_param(c, "steps", "must be an integer from 1 to 100");
+  const char *token;
+  size_t token_n;
+  jrpc_type_t tt = jrpc_type(c, jrpc_get(c, params, "token"));
+  if ((tt != JRPC_T_STRING && tt != JRPC_T_NUMBER) ||
+      jrpc_raw(c, jrpc_get(c, params, "token"), &token, &token_n) != 0)
+    return bad_param(c, "token", "a string or a number (LSP's ProgressToken)");
+  jrpc_call_t *d = jrpc_defer(c);
+  if (!d)
+    return no_async(c);
+  progress_t *p = jrpc_alloc(d, sizeof(*p));
+  char *tok = jrpc_alloc(d, token_n);
+  if (!p || !tok) {
+    jrpc_error(d, JRPC_INTERNAL_ERROR, "out of memory");
+    jrpc_finish(d);
+    return JRPC_ASYNC;
+  }
+  memcpy(tok, token, token_n); /* params go when this handler returns */
+  *p = (progress_t){.w = {d, ms / steps},
+                    .total_ms = ms,
+                    .steps = (uint32_t)steps,
+                    .token = tok,
+                    .token_n = token_n};
+  if (jrpc_queue_work(d, work_sleep, progress_step_done, p) != 0) {
+    jrpc_error(d, JRPC_INTERNAL_ERROR, "cannot queue the work");
+    jrpc_finish(d);
+  }
+  return JRPC_ASYNC;
+}
+
 /* ---- module ---- */
 
 static int parse_max_ms(const char *text, int64_t *out) {
@@ -433,6 +511,8 @@ static int init(jrpc_reg_t *r, void **mod_data) {
     rc = jrpc_register(r, "sleep.work_ms", sleep_work_ms, s);
   if (!rc)
     rc = jrpc_describe(r, "sleep.work_ms", desc[1]);
+  if (!rc)
+    rc = jrpc_register(r, "sleep.progress", sleep_progress, s);
   if (rc) {
     fini(s);
     return rc;

@@ -4,7 +4,8 @@ a jrpcd with two workers and a listener of every streaming framing (Unix
 newline and length, TCP newline, content-length, and TLS when the build
 has it and the openssl command is there), plus one HTTP listener.
 
-Checks: subscribe answers an id; a publish from another connection (on
+Checks: subscribe answers an id (and rpc.discover shows its
+x-subscription); a publish from another connection (on
 another framing, so mostly another worker) reaches every subscriber exactly
 once and in order, as the notification shape of geth and jsonrpsee;
 unsubscribe answers true, then false, and false for another connection's
@@ -13,7 +14,9 @@ subscribing over HTTP POST answers -32010; max_subscriptions_per_connection
 answers -32011; a subscriber that stops reading under a fast publisher
 costs the daemon bounded memory, another subscriber keeps receiving, and
 once it reads again it gets an rpc.lagged notice whose count, added to
-what it received, is exactly what was published.
+what it received, is exactly what was published. A deferred call
+(sleep.progress) sends its caller $/progress notifications in order before
+its reply, on every streaming framing.
 
 Usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
 """
@@ -134,6 +137,7 @@ class Daemon:
                      "tls_cert = %s\ntls_key = %s\n"
                      % (self.ports["tls"], tls[0], tls[1]))
         text += "[plugin pubsub]\npath = pubsub.so\n"
+        text += "[plugin sleep]\npath = sleep.so\n"
         with open(conf, "w") as f:
             f.write(text)
         self.log = open(os.path.join(tmp, "jrpcd.err"), "w+")
@@ -389,6 +393,37 @@ def check_slow_subscriber(d):
     _ = fast_id
 
 
+def check_progress(d, name):
+    c = d.connect(name)
+    c.send({"jsonrpc": "2.0", "method": "sleep.progress",
+            "params": {"ms": 80, "steps": 4, "token": "t1"}, "id": 5})
+    got = [c.recv() for _ in range(5)]
+    want = [{"jsonrpc": "2.0", "method": "$/progress",
+             "params": {"token": "t1", "value": {"kind": "report",
+                                                 "percentage": p}}}
+            for p in (25, 50, 75, 100)]
+    want.append({"jsonrpc": "2.0", "result": 80, "id": 5})
+    if got != want:
+        fail("%s: sleep.progress sent %r" % (name, got))
+    else:
+        ok("%s: four $/progress notifications, in order, then the reply"
+           % name)
+    c.close()
+
+
+def check_discover(d):
+    c = d.connect("unl")
+    r = c.call("rpc.discover", [], 1)
+    c.close()
+    m = [m for m in r["result"]["methods"] if m["name"] == "pubsub.subscribe"]
+    want = {"unsubscribe": "pubsub.unsubscribe",
+            "notification": "pubsub.message"}
+    if not m or m[0].get("x-subscription") != want:
+        fail("rpc.discover shows pubsub.subscribe as %r" % m)
+    else:
+        ok("rpc.discover: pubsub.subscribe has x-subscription %r" % want)
+
+
 def make_cert(tmp):
     if not shutil.which("openssl"):
         return None
@@ -417,6 +452,9 @@ def main():
             print("note: no TLS listener (a build without TLS, or no "
                   "openssl command)")
         check_fanout(d, names)
+        check_discover(d)
+        for n in names:
+            check_progress(d, n)
         check_close_ends(d)
         check_http_refused(d)
         check_slow_subscriber(d)
