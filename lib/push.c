@@ -471,11 +471,15 @@ static void touch(jrpc__push_t *p, jrpc__push_conn_t *pc) {
   p->touched = pc;
 }
 
+/* The connection is touched too: with nothing queued for it (a full
+ * inbox lost the messages, not its output), its host learns only so that
+ * it has drained, and sends the notice. */
 static void drop(jrpc__push_t *p, jrpc__sub_t *s, uint64_t n) {
   if (!s->dropped)
     s->conn->nlagging++;
   s->dropped += n;
   JRPC__STAT_ADD(p->stats.dropped, n);
+  touch(p, s->conn);
 }
 
 /* {"jsonrpc":"2.0","method":M,"params":{"subscription":ID,X}} where X is

@@ -16,9 +16,16 @@ costs the daemon bounded memory, another subscriber keeps receiving, and
 once it reads again it gets an rpc.lagged notice whose count, added to
 what it received, is exactly what was published. A deferred call
 (sleep.progress) sends its caller $/progress notifications in order before
-its reply, on every streaming framing.
+its reply, on every streaming framing. A reload that keeps pubsub keeps its
+subscriptions; one that removes it ends them (under ASan: no call into the
+unloaded plugin).
 
-Usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+Eight threads of a plugin (tests/plugins/fx_push) publishing at once reach
+every subscriber exactly once or are accounted for by rpc.lagged, each
+thread's messages in order (scripts/test.sh runs this under ThreadSanitizer).
+
+Usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT [burst]
+(with `burst`, only the eight publishing threads: the ThreadSanitizer run)
 """
 import json
 import os
@@ -35,6 +42,7 @@ import time
 
 FAILURES = 0
 DEADLINE_S = 20
+FX = ""  # the fixture plugins' folder
 
 
 def fail(msg):
@@ -136,8 +144,10 @@ class Daemon:
             text += ("[listen ttls]\ntcp = 127.0.0.1:%d\nframing = newline\n"
                      "tls_cert = %s\ntls_key = %s\n"
                      % (self.ports["tls"], tls[0], tls[1]))
+        self.conf, self.base = conf, text
         text += "[plugin pubsub]\npath = pubsub.so\n"
         text += "[plugin sleep]\npath = sleep.so\n"
+        text += "[plugin fx_push]\npath = %s/fx_push.so\n" % FX
         with open(conf, "w") as f:
             f.write(text)
         self.log = open(os.path.join(tmp, "jrpcd.err"), "w+")
@@ -171,6 +181,22 @@ class Daemon:
             ctx.verify_mode = ssl.CERT_NONE
             s = ctx.wrap_socket(s)
         return Conn(s, "content-length" if name == "tcl" else "newline")
+
+    def reload(self, plugins):
+        """New plugin sections, SIGHUP, and wait for the reload's line."""
+        with open(self.conf + ".new", "w") as f:
+            f.write(self.base + plugins)
+        os.rename(self.conf + ".new", self.conf)
+        self.log.seek(0)
+        before = self.log.read().count("reloaded")
+        self.p.send_signal(signal.SIGHUP)
+        end = time.time() + DEADLINE_S
+        while time.time() < end:
+            self.log.seek(0)
+            if self.log.read().count("reloaded") > before:
+                return
+            time.sleep(0.05)
+        fail("no reload within %d s" % DEADLINE_S)
 
     def rss_kib(self):
         with open("/proc/%d/status" % self.p.pid) as f:
@@ -258,7 +284,9 @@ def check_fanout(d, names):
     if r.get("result") is not False:
         fail("another connection's id was ended: %r" % r)
     pub.call("pubsub.publish", ["news", "after"], 100)
-    r = c.call("pubsub.publish", ["elsewhere", 0], 10)
+    c.send({"jsonrpc": "2.0", "method": "pubsub.publish",
+            "params": ["elsewhere", 0], "id": 10})
+    r = c.recv()  # the reply, with no notification before it
     if r.get("id") != 10:
         fail("a notification after unsubscribe: %r" % r)
     m = c2.recv()
@@ -424,6 +452,93 @@ def check_discover(d):
         ok("rpc.discover: pubsub.subscribe has x-subscription %r" % want)
 
 
+def check_reload(d):
+    subs = []
+    for n in ("unl", "tnl", "ulen"):
+        c = d.connect(n)
+        subs.append((c, subscribe(c, "r")))
+    pub = d.connect("unl")
+    # pubsub kept (sleep removed): its subscriptions stay
+    d.reload("[plugin pubsub]\npath = pubsub.so\n")
+    pub.call("pubsub.publish", ["r", "kept"], 1)
+    for c, sid in subs:
+        m = c.recv()
+        if m.get("params") != {"subscription": sid, "result":
+                               {"channel": "r", "message": "kept"}}:
+            fail("after a reload keeping pubsub: %r" % m)
+    ok("a reload that keeps pubsub keeps its 3 subscriptions")
+    # pubsub removed: they end; its unsubscribe method is gone with it
+    d.reload("[plugin sleep]\npath = sleep.so\n")
+    end = time.time() + DEADLINE_S
+    while time.time() < end and live_subscriptions(d) != 0:
+        time.sleep(0.05)
+    if live_subscriptions(d) != 0:
+        fail("a reload without pubsub left %r subscriptions"
+             % live_subscriptions(d))
+    else:
+        ok("a reload that removes pubsub ends its subscriptions")
+    c, sid = subs[0]
+    r = c.call("pubsub.unsubscribe", [sid], 3)
+    if r.get("error", {}).get("code") != -32601:
+        fail("pubsub.unsubscribe after pubsub left: %r" % r)
+    d.reload("[plugin pubsub]\npath = pubsub.so\n")
+    pub.close()
+    pub = d.connect("unl")
+    pub.call("pubsub.publish", ["r", "back"], 4)
+    c.send({"jsonrpc": "2.0", "method": "pubsub.publish",
+            "params": ["elsewhere", 0], "id": 5})
+    r = c.recv()  # the reply, with no notification before it
+    if r.get("id") != 5:
+        fail("an ended subscription came back: %r" % r)
+    for c, _ in subs:
+        c.close()
+    pub.close()
+
+
+def check_burst(d):
+    """Eight threads of a plugin publish at once: each subscriber (on both
+    workers) gets every message or is told of it, each thread's in order."""
+    threads, each = 8, 2000
+    subs = []
+    for n in ("unl", "tnl", "ulen", "tcl"):
+        c = d.connect(n)
+        r = c.call("fxpush.sub", ["b"], 1)
+        subs.append((c, r.get("result")))
+    caller = d.connect("unl")
+    r = caller.call("fxpush.burst", [threads, each], 2)
+    if r.get("result") != threads * each:
+        fail("fxpush.burst answered %r" % r)
+    for c, sid in subs:
+        got = dropped = 0
+        last = [-1] * threads
+        c.s.settimeout(5)
+        while got + dropped < threads * each:
+            try:
+                m = c.recv()
+            except (socket.timeout, EOFError):
+                break
+            p = m["params"]
+            if p.get("subscription") != sid:
+                fail("a notification for another id: %r" % m)
+                break
+            if m["method"] == "rpc.lagged":
+                dropped += p["dropped"]
+                continue
+            t, k = p["result"]["t"], p["result"]["k"]
+            if k <= last[t]:
+                fail("thread %d's message %d after %d" % (t, k, last[t]))
+            last[t] = k
+            got += 1
+        if got + dropped != threads * each:
+            fail("8 publishing threads: %d received + %d dropped of %d"
+                 % (got, dropped, threads * each))
+        else:
+            ok("8 publishing threads: %d received, %d dropped and told, each "
+               "thread's in order" % (got, dropped))
+        c.close()
+    caller.close()
+
+
 def make_cert(tmp):
     if not shutil.which("openssl"):
         return None
@@ -436,9 +551,13 @@ def make_cert(tmp):
 
 
 def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT")
+    if len(sys.argv) not in (5, 6):
+        sys.exit("usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT "
+                 "[burst]")
+    only_burst = sys.argv[5:] == ["burst"]
+    global FX
     jrpcd, handlers = sys.argv[1], sys.argv[2]
+    FX = os.path.abspath(sys.argv[3])
     tmp = tempfile.mkdtemp(prefix="jrpcd-push.")
     has_tls = b"TLS: OpenSSL" in subprocess.run(
         [jrpcd, "--version"], capture_output=True).stdout
@@ -446,6 +565,13 @@ def main():
     d = Daemon(jrpcd, handlers, tmp,
                "max_push_bytes = 65536\nmax_subscriptions_per_connection = 8",
                tls)
+    if only_burst:
+        try:
+            check_burst(d)
+        finally:
+            d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+        sys.exit("push.py: %d check(s) failed" % FAILURES if FAILURES else 0)
     try:
         names = ["unl", "ulen", "tnl", "tcl"] + (["ttls"] if tls else [])
         if not tls:
@@ -457,7 +583,9 @@ def main():
             check_progress(d, n)
         check_close_ends(d)
         check_http_refused(d)
+        check_burst(d)
         check_slow_subscriber(d)
+        check_reload(d)
     finally:
         d.stop()
     d2 = Daemon(jrpcd, handlers, tmp + "/", "max_subscriptions_per_connection"
