@@ -18,7 +18,9 @@ what it received, is exactly what was published. A deferred call
 (sleep.progress) sends its caller $/progress notifications in order before
 its reply, on every streaming framing. A reload that keeps pubsub keeps its
 subscriptions; one that removes it ends them (under ASan: no call into the
-unloaded plugin).
+unloaded plugin). `max_subscriptions` answers -32011 too; a subscriber
+outlives idle_timeout_ms; push_overflow = close closes a subscriber that
+does not read (rpc.stats push.overflow_closed).
 
 Eight threads of a plugin (tests/plugins/fx_push) publishing at once reach
 every subscriber exactly once or are accounted for by rpc.lagged, each
@@ -130,8 +132,10 @@ class Daemon:
         self.tmp = tmp
         self.ports = {k: free_port() for k in ("nl", "cl", "http", "tls")}
         conf = os.path.join(tmp, "push.conf")
-        text = ("[server]\nworkers = 2\nplugin_dir = %s\nidle_timeout_ms = 0\n"
-                "%s\n" % (handlers, extra))
+        if "idle_timeout_ms" not in extra:
+            extra += "\nidle_timeout_ms = 0"
+        text = ("[server]\nworkers = 2\nplugin_dir = %s\n%s\n"
+                % (handlers, extra))
         text += "[listen unl]\nunix = %s/nl.sock\nframing = newline\n" % tmp
         text += "[listen ulen]\nunix = %s/len.sock\nframing = length\n" % tmp
         text += ("[listen tnl]\ntcp = 127.0.0.1:%d\nframing = newline\n"
@@ -336,7 +340,8 @@ def check_http_refused(d):
         ok("subscribe over HTTP POST: -32010 (%s)" % err["message"])
 
 
-def check_per_conn_limit(d):
+def check_limits(d):
+    """max_subscriptions_per_connection = 4, max_subscriptions = 6."""
     c = d.connect("unl")
     for k in range(4):
         subscribe(c, "lim", k + 1)
@@ -346,7 +351,58 @@ def check_per_conn_limit(d):
     else:
         ok("max_subscriptions_per_connection: -32011 (%s)"
            % r["error"]["message"])
-    c.close()
+    c2 = d.connect("tnl")
+    for k in range(2):
+        subscribe(c2, "lim", k + 1)
+    r = c2.call("pubsub.subscribe", ["lim"], 3)
+    if "max_subscriptions = 6" not in r.get("error", {}).get("message", ""):
+        fail("a seventh subscription in the daemon answered %r" % r)
+    else:
+        ok("max_subscriptions: -32011 (%s)" % r["error"]["message"])
+    c2.close()
+    return c
+
+
+def check_idle_and_close(d, idle):
+    """idle_timeout_ms = 300 leaves a subscriber open; push_overflow =
+    close closes one that does not read."""
+    time.sleep(1.0)
+    pub = d.connect("ulen")
+    pub.call("pubsub.publish", ["lim", "still here"], 1)
+    try:
+        m = idle.recv()
+    except (EOFError, OSError) as e:
+        m = {"closed": str(e)}
+    if m.get("params", {}).get("result", {}).get("message") != "still here":
+        fail("an idle subscriber: %r" % m)
+    else:
+        ok("a subscriber outlives idle_timeout_ms = 300 by 1 s")
+    slow = d.connect("unl")
+    slow.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    subscribe(slow, "flood")
+    for first in range(0, 4000, 100):
+        pub.send([{"jsonrpc": "2.0", "method": "pubsub.publish",
+                   "params": ["flood", "y" * 500], "id": first + k}
+                  for k in range(100)])
+        pub.recv()
+    slow.s.settimeout(5)
+    closed = False
+    try:
+        while True:
+            slow.recv()
+    except (EOFError, ConnectionResetError):
+        closed = True
+    except socket.timeout:
+        pass
+    pub.close()
+    pub = d.connect("unl")
+    stats = pub.call("rpc.stats", [], 2)["result"]["push"]
+    if not closed or stats.get("overflow_closed") != 1:
+        fail("push_overflow = close: closed %r, counted %r" % (closed, stats))
+    else:
+        ok("push_overflow = close: the subscriber that did not read was "
+           "closed, and counted")
+    pub.close()
 
 
 def check_slow_subscriber(d):
@@ -588,10 +644,13 @@ def main():
         check_reload(d)
     finally:
         d.stop()
-    d2 = Daemon(jrpcd, handlers, tmp + "/", "max_subscriptions_per_connection"
-                " = 4")
+    d2 = Daemon(jrpcd, handlers, tmp + "/",
+                "max_subscriptions_per_connection = 4\nmax_subscriptions = 6\n"
+                "idle_timeout_ms = 300\npush_overflow = close\n"
+                "max_push_bytes = 4096")
     try:
-        check_per_conn_limit(d2)
+        idle = check_limits(d2)
+        check_idle_and_close(d2, idle)
     finally:
         d2.stop()
     shutil.rmtree(tmp, ignore_errors=True)
