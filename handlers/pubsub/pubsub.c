@@ -37,45 +37,24 @@ static int subscribe(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_subscribe_accept(c, ch, n);
 }
 
-/* Writes the JSON string s (n bytes, with escapes as JSON needs) at d;
- * returns its end. d has room for 6 * n + 2 bytes. */
-static char *json_str(char *d, const char *s, size_t n) {
-  *d++ = '"';
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    if (ch == '"' || ch == '\\') {
-      *d++ = '\\';
-      *d++ = (char)ch;
-    } else if (ch < 0x20) {
-      d += sprintf(d, "\\u%04x", ch);
-    } else {
-      *d++ = (char)ch;
-    }
-  }
-  *d++ = '"';
-  return d;
-}
-
 static int publish(jrpc_call_t *c, jrpc_val_t params, void *pub) {
-  const char *ch, *msg;
-  size_t n, msg_n;
+  const char *ch, *ch_json, *msg;
+  size_t n, ch_n, msg_n;
   if (channel_of(c, params, &ch, &n) != 0)
     return JRPC_EFAIL;
   jrpc_val_t m = arg(c, params, 1, "message");
   if (jrpc_is_none(m) || jrpc_raw(c, m, &msg, &msg_n) != 0)
     return jrpc_error(c, JRPC_INVALID_PARAMS, "message: any JSON value");
-  /* {"channel":C,"message":M}, as each subscriber receives it. */
-  char *json = jrpc_alloc(c, 6 * n + msg_n + 32);
+  /* {"channel":C,"message":M}, as each subscriber receives it: C and M
+   * as the caller's JSON text has them. */
+  jrpc_raw(c, arg(c, params, 0, "channel"), &ch_json, &ch_n);
+  char *json = jrpc_alloc(c, ch_n + msg_n + 32);
   if (!json)
     return jrpc_error(c, JRPC_INTERNAL_ERROR, "out of memory");
-  char *d = json;
-  memcpy(d, "{\"channel\":", 11);
-  d = json_str(d + 11, ch, n);
-  memcpy(d, ",\"message\":", 11);
-  memcpy(d + 11, msg, msg_n);
-  d += 11 + msg_n;
-  *d++ = '}';
-  int rc = jrpc_publish(pub, ch, json, (size_t)(d - json));
+  int len =
+      snprintf(json, ch_n + msg_n + 32, "{\"channel\":%.*s,\"message\":%.*s}",
+               (int)ch_n, ch_json, (int)msg_n, msg);
+  int rc = jrpc_publish(pub, ch, json, (size_t)len);
   if (rc != 0)
     return jrpc_error(c, JRPC_HANDLER_FAILED, "the message could not go out");
   return jrpc_w_bool(c, 1);

@@ -513,6 +513,22 @@ static int init(jrpc_reg_t *r, void **mod_data) {
     rc = jrpc_describe(r, "sleep.work_ms", desc[1]);
   if (!rc)
     rc = jrpc_register(r, "sleep.progress", sleep_progress, s);
+  char pdesc[768];
+  snprintf(pdesc, sizeof(pdesc),
+           "{\"summary\":\"answers ms after ms milliseconds, sending its "
+           "caller $/progress notifications with token after each of steps "
+           "steps\",\"paramStructure\":\"by-name\",\"params\":[{\"name\":"
+           "\"ms\",\"required\":true,\"schema\":{\"type\":\"integer\","
+           "\"minimum\":0,\"maximum\":%lld}},{\"name\":\"token\","
+           "\"required\":true,\"schema\":{\"type\":[\"string\","
+           "\"integer\"]}},{\"name\":\"steps\",\"schema\":{\"type\":"
+           "\"integer\",\"minimum\":1,\"maximum\":100}}],\"result\":{"
+           "\"name\":\"ms\",\"schema\":{\"type\":\"integer\"}},\"errors\":"
+           "[{\"code\":-32602,\"message\":\"Invalid params\"}],"
+           "\"x-jrpcd-async\":true}",
+           (long long)max_ms);
+  if (!rc)
+    rc = jrpc_describe(r, "sleep.progress", pdesc);
   if (rc) {
     fini(s);
     return rc;

@@ -45,6 +45,7 @@ import time
 FAILURES = 0
 DEADLINE_S = 20
 FX = ""  # the fixture plugins' folder
+SANITIZED = False  # a sanitizer build: memory is not the daemon's own
 
 
 def fail(msg):
@@ -151,6 +152,7 @@ class Daemon:
         self.conf, self.base = conf, text
         text += "[plugin pubsub]\npath = pubsub.so\n"
         text += "[plugin sleep]\npath = sleep.so\n"
+        text += "[plugin kv]\npath = kv.so\n"
         text += "[plugin fx_push]\npath = %s/fx_push.so\n" % FX
         with open(conf, "w") as f:
             f.write(text)
@@ -439,7 +441,12 @@ def check_slow_subscriber(d):
         if len(r) != batch:
             fail("a publish batch answered %r" % r[:1])
     grown = d.rss_kib() - rss0
-    if grown > 16 * 1024:
+    if SANITIZED:
+        # ASan's quarantine keeps freed blocks (every message is one), so
+        # RSS says nothing of what jrpcd holds: the accounting below is
+        # still exact.
+        print("note: RSS not bounded under a sanitizer (grew %d KiB)" % grown)
+    elif grown > 16 * 1024:
         fail("a subscriber that does not read grew jrpcd by %d KiB" % grown)
     else:
         ok("20 MB published at a subscriber that does not read: jrpcd grew "
@@ -493,6 +500,45 @@ def check_progress(d, name):
         ok("%s: four $/progress notifications, in order, then the reply"
            % name)
     c.close()
+
+
+def check_kv_watch(d, names):
+    """kv.watch(prefix): sets and deletes from other connections (on the
+    other worker too) arrive as kv.changed {key, value, op}."""
+    watchers = []
+    for n in names:
+        c = d.connect(n)
+        r = c.call("kv.watch", {"prefix": "user:"}, 1)
+        watchers.append((c, r.get("result")))
+    w_all = d.connect("unl")
+    all_id = w_all.call("kv.watch", [""], 1).get("result")
+    writer = d.connect("tnl")
+    writer.call("kv.set", ["user:1", {"n": 1}], 2)
+    writer.call("kv.set", ["item:1", 5], 3)
+    writer.call("kv.del", ["user:1"], 4)
+    writer.call("kv.del", ["user:2"], 5)  # no such key: no change
+    changes = [{"key": "user:1", "value": {"n": 1}, "op": "set"},
+               {"key": "user:1", "value": None, "op": "del"}]
+    for (c, sid), n in zip(watchers, names):
+        got = [c.recv() for _ in range(2)]
+        want = [{"jsonrpc": "2.0", "method": "kv.changed",
+                 "params": {"subscription": sid, "result": ch}}
+                for ch in changes]
+        if got != want:
+            fail("%s: kv.watch got %r" % (n, got))
+        r = c.call("kv.unwatch", [sid], 9)
+        if r.get("result") is not True:
+            fail("%s: kv.unwatch answered %r" % (n, r))
+    got = [w_all.recv()["params"]["result"]["key"] for _ in range(3)]
+    if got != ["user:1", "item:1", "user:1"]:
+        fail("kv.watch(\"\") got %r" % got)
+    ok("kv.watch: sets and deletes from another connection reach watchers "
+       "of their prefix on %s" % ", ".join(names))
+    for c, _ in watchers:
+        c.close()
+    w_all.close()
+    writer.close()
+    _ = all_id
 
 
 def check_discover(d):
@@ -611,8 +657,10 @@ def main():
         sys.exit("usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT "
                  "[burst]")
     only_burst = sys.argv[5:] == ["burst"]
-    global FX
+    global FX, SANITIZED
     jrpcd, handlers = sys.argv[1], sys.argv[2]
+    with open(jrpcd, "rb") as f:
+        SANITIZED = any(s in f.read() for s in (b"__asan_init", b"__tsan_init"))
     FX = os.path.abspath(sys.argv[3])
     tmp = tempfile.mkdtemp(prefix="jrpcd-push.")
     has_tls = b"TLS: OpenSSL" in subprocess.run(
@@ -635,6 +683,7 @@ def main():
                   "openssl command)")
         check_fanout(d, names)
         check_discover(d)
+        check_kv_watch(d, names)
         for n in names:
             check_progress(d, n)
         check_close_ends(d)
