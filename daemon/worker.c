@@ -370,10 +370,11 @@ static void on_wake(uv_async_t *a) {
     for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
       next = c->next;
       jrpcd_conn_regen(c);
+      /* Its subscriptions whose method it may no longer call end. */
+      if (!c->closed && c->st.sink.push)
+        jrpc__push_review(&w->push, &c->st.sink, c->reg);
     }
     w->engine.mstats = jrpcd_stats_row(gen, w->index);
-    /* Subscriptions of plugins the new generation no longer has end. */
-    jrpc__push_prune(&w->push, &gen->reg);
     jrpcd_gen_worker_release(old, w->index);
   }
   while (hand) {

@@ -24,9 +24,9 @@
 typedef struct jrpc__subkind {
   struct jrpc__subkind *next;
   uint32_t refs;
-  uint8_t gone; /* its module left with a reload: being pruned */
   char *ns;
-  char *names; /* notification, NUL, unsubscribe method (jrpc__method_t) */
+  char *method; /* the subscription method */
+  char *names;  /* notification, NUL, unsubscribe method (jrpc__method_t) */
 } jrpc__subkind_t;
 
 /* Chained tables: each node starts with its next pointer. */
@@ -128,28 +128,36 @@ int jrpc__push_init(jrpc__push_t *p, struct jrpc__engine *e,
 
 /* ---- kinds, topics ---- */
 
+/* The bytes of a jrpc__method_t.push: both names and their NULs. */
+static size_t names_len(const char *names) {
+  size_t n = strlen(names) + 1;
+  return n + strlen(names + n) + 1;
+}
+
 static jrpc__subkind_t *kind_get(jrpc__push_t *p, const char *ns,
-                                 const char *names) {
-  size_t names_n = strlen(names) + 1;
-  names_n += strlen(names + names_n) + 1;
+                                 const jrpc__method_t *m) {
+  size_t names_n = names_len(m->push);
   for (jrpc__subkind_t *k = p->kinds; k; k = k->next) {
-    if (!k->gone && strcmp(k->ns, ns) == 0 &&
-        memcmp(k->names, names, names_n) == 0) {
+    if (strcmp(k->ns, ns) == 0 && strcmp(k->method, m->name) == 0 &&
+        memcmp(k->names, m->push, names_n) == 0) {
       k->refs++;
       return k;
     }
   }
   jrpc__subkind_t *k = calloc(1, sizeof(*k));
   char *ns_copy = strdup(ns);
+  char *method_copy = strdup(m->name);
   char *names_copy = malloc(names_n);
-  if (!k || !ns_copy || !names_copy) {
+  if (!k || !ns_copy || !method_copy || !names_copy) {
     free(k);
     free(ns_copy);
+    free(method_copy);
     free(names_copy);
     return NULL;
   }
-  memcpy(names_copy, names, names_n);
+  memcpy(names_copy, m->push, names_n);
   k->ns = ns_copy;
+  k->method = method_copy;
   k->names = names_copy;
   k->refs = 1;
   k->next = p->kinds;
@@ -167,6 +175,7 @@ static void kind_unref(jrpc__push_t *p, jrpc__subkind_t *k) {
     }
   }
   free(k->ns);
+  free(k->method);
   free(k->names);
   free(k);
 }
@@ -385,7 +394,7 @@ int jrpc__push_accept(jrpc_call_t *c, const char *topic, size_t n) {
     memcpy(key, ns, ns_n + 1);
     if (n)
       memcpy(key + ns_n + 1, topic, n);
-    s->kind = kind_get(p, ns, m->push);
+    s->kind = kind_get(p, ns, m);
   }
   if (ok && s->kind)
     s->topic = topic_get(p, key, (uint32_t)key_n);
@@ -583,32 +592,25 @@ void jrpc__push_drained(jrpc__push_t *p, jrpc__sink_t *sink) {
   pc->nlagging = 0;
 }
 
-/* Whether reg still serves a subscription method of kind k's module with
- * k's names. */
-static int kind_served(const jrpc__subkind_t *k, const jrpc__registry_t *reg) {
-  size_t names_n = strlen(k->names) + 1;
-  names_n += strlen(k->names + names_n) + 1;
-  for (uint32_t i = 0; reg && i <= reg->mask; i++) {
-    const jrpc__method_t *m = &reg->slots[i];
-    if (m->name && m->push && strcmp(module_name(m), k->ns) == 0 &&
-        memcmp(m->push, k->names, names_n) == 0)
-      return 1;
-  }
-  return 0;
+/* Whether view (a connection's, made anew for a reload) still lets it
+ * call k's subscription method, of a module of k's name with k's names: a
+ * method hidden has no entry, one denied no push
+ * (jrpc__registry_view_withhold), one gone with its module neither. */
+static int kind_served(const jrpc__subkind_t *k, const jrpc__registry_t *view) {
+  const jrpc__method_t *m =
+      view ? jrpc__registry_find(view, k->method, strlen(k->method)) : NULL;
+  return m && m->push && strcmp(module_name(m), k->ns) == 0 &&
+         memcmp(m->push, k->names, names_len(k->names)) == 0;
 }
 
-void jrpc__push_prune(jrpc__push_t *p, const jrpc__registry_t *reg) {
-  int any = 0;
-  for (jrpc__subkind_t *k = p->kinds; k; k = k->next) {
-    k->gone = !kind_served(k, reg);
-    any |= k->gone;
-  }
-  for (uint32_t i = 0; any && i <= p->id_mask; i++) {
-    for (jrpc__sub_t *s = p->ids[i], *next; s; s = next) {
-      next = s->next;
-      if (s->kind->gone)
-        sub_end(p, s);
-    }
+void jrpc__push_review(jrpc__push_t *p, jrpc__sink_t *sink,
+                       const jrpc__registry_t *view) {
+  jrpc__push_conn_t *pc = sink->push;
+  for (jrpc__link_t *l = pc ? pc->subs.next : NULL; l && l != &pc->subs;) {
+    jrpc__sub_t *s = CONTAINER(l, jrpc__sub_t, at_conn);
+    l = l->next;
+    if (!kind_served(s->kind, view))
+      sub_end(p, s);
   }
 }
 

@@ -102,9 +102,12 @@ void jrpc__push_flush(jrpc__push_t *p);
 void jrpc__push_drained(jrpc__push_t *p, jrpc__sink_t *sink);
 /* The connection is going: its subscriptions end. */
 void jrpc__push_detach(jrpc__push_t *p, jrpc__sink_t *sink);
-/* A new generation serves: subscriptions of modules no longer in reg end
- * (a module kept keeps them). */
-void jrpc__push_prune(jrpc__push_t *p, const jrpc__registry_t *reg);
+/* A new generation serves, and view is what sink's connection may call
+ * now: its subscriptions whose method view no longer serves end (the
+ * module gone, or the method hidden or denied to it now); those of a
+ * module kept, still allowed, stay. */
+void jrpc__push_review(jrpc__push_t *p, jrpc__sink_t *sink,
+                       const jrpc__registry_t *view);
 
 /* jrpc_subscription (api.c): a subscription method's names as
  * jrpc__method_t.push keeps them, or NULL (no memory, or a notification

@@ -15,10 +15,11 @@ answers -32011; a subscriber that stops reading under a fast publisher
 costs the daemon bounded memory, another subscriber keeps receiving, and
 once it reads again it gets an rpc.lagged notice whose count, added to
 what it received, is exactly what was published. A deferred call
-(sleep.progress) sends its caller $/progress notifications in order before
+(sleep.work_ms with a progress token) sends its caller $/progress notifications in order before
 its reply, on every streaming framing. A reload that keeps pubsub keeps its
 subscriptions; one that removes it ends them (under ASan: no call into the
-unloaded plugin). `max_subscriptions` answers -32011 too; a subscriber
+unloaded plugin), and so does one whose [access] no longer lets the client
+call the subscription method. `max_subscriptions` answers -32011 too; a subscriber
 outlives idle_timeout_ms; push_overflow = close closes a subscriber that
 does not read (rpc.stats push.overflow_closed).
 
@@ -486,18 +487,21 @@ def check_slow_subscriber(d):
 
 def check_progress(d, name):
     c = d.connect(name)
-    c.send({"jsonrpc": "2.0", "method": "sleep.progress",
-            "params": {"ms": 80, "steps": 4, "token": "t1"}, "id": 5})
-    got = [c.recv() for _ in range(5)]
-    want = [{"jsonrpc": "2.0", "method": "$/progress",
-             "params": {"token": "t1", "value": {"kind": "report",
-                                                 "percentage": p}}}
-            for p in (25, 50, 75, 100)]
-    want.append({"jsonrpc": "2.0", "result": 80, "id": 5})
-    if got != want:
-        fail("%s: sleep.progress sent %r" % (name, got))
+    for params, token in (({"ms": 80, "progress": "t1"}, "t1"), ([40, 7], 7)):
+        c.send({"jsonrpc": "2.0", "method": "sleep.work_ms",
+                "params": params, "id": 5})
+        got = [c.recv() for _ in range(11)]
+        want = [{"jsonrpc": "2.0", "method": "$/progress",
+                 "params": {"token": token, "value": {"kind": "report",
+                                                      "percentage": p}}}
+                for p in range(10, 101, 10)]
+        want.append({"jsonrpc": "2.0", "result": params[0] if token == 7
+                     else 80, "id": 5})
+        if got != want:
+            fail("%s: sleep.work_ms with progress sent %r" % (name, got))
+            break
     else:
-        ok("%s: four $/progress notifications, in order, then the reply"
+        ok("%s: ten $/progress notifications, in order, then the reply"
            % name)
     c.close()
 
@@ -592,6 +596,23 @@ def check_reload(d):
     r = c.recv()  # the reply, with no notification before it
     if r.get("id") != 5:
         fail("an ended subscription came back: %r" % r)
+    # pubsub kept, but [access] no longer lets this client subscribe: its
+    # subscriptions end as if it had never been allowed
+    sid = subscribe(c, "r", 6)
+    d.reload("[plugin pubsub]\npath = pubsub.so\n[access]\n"
+             "pubsub.subscribe = uid:4242\n")
+    end = time.time() + DEADLINE_S
+    while time.time() < end and live_subscriptions(d) != 0:
+        time.sleep(0.05)
+    r = c.call("pubsub.subscribe", ["r"], 7)
+    if live_subscriptions(d) != 0 or r.get("error", {}).get("code") != -32006:
+        fail("[access] denying pubsub.subscribe after a reload: %r "
+             "subscriptions left, a new one answered %r"
+             % (live_subscriptions(d), r))
+    else:
+        ok("a reload whose [access] denies pubsub.subscribe ends its "
+           "subscriptions (and a new one answers -32006)")
+    _ = sid
     for c, _ in subs:
         c.close()
     pub.close()

@@ -5,8 +5,10 @@
  * and in order; a module's topics are its own; max_bytes drops and the
  * drained connection gets one rpc.lagged per subscription with the exact
  * count; unsubscribe answers true, then false; the per-connection limit
- * answers -32011; closing the stream and pruning a module end its
- * subscriptions; HTTP POST answers -32010. */
+ * answers -32011; closing the stream ends its subscriptions, and so does
+ * a reload's view that no longer serves their method (its module gone, or
+ * the method hidden or denied to the connection); HTTP POST answers
+ * -32010. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,10 +275,23 @@ static void test_fanout(void **state) {
   assert_int_equal(jrpc_subscription(&ctx.pub, "kv.watch", "kv.unwatch",
                                      "kv.changed", sub_handler, NULL),
                    0);
-  jrpc__push_prune(&w->push, &only_kv);
-  jrpc__registry_free(&only_kv);
+  jrpc__push_review(&w->push, &b.sink, &only_kv);
   assert_int_equal(JRPC__STAT_GET(w->push.stats.live), 1);
   publish(w, "other", "k", "10");
+  assert_string_equal(io(&b, NULL), "");
+  /* a view that hides kv.watch from b, then one that denies it: its kv
+   * subscription ends too (a view that still serves it keeps it) */
+  jrpc__registry_t view;
+  assert_int_equal(jrpc__registry_view_init(&view, &only_kv), 0);
+  jrpc__push_review(&w->push, &b.sink, &view);
+  assert_int_equal(JRPC__STAT_GET(w->push.stats.live), 1);
+  const jrpc__method_t *watch = jrpc__registry_find(&view, "kv.watch", 8);
+  jrpc__registry_view_withhold(&view, watch->slot, sub_handler, NULL);
+  jrpc__push_review(&w->push, &b.sink, &view);
+  assert_int_equal(JRPC__STAT_GET(w->push.stats.live), 0);
+  jrpc__registry_view_free(&view);
+  jrpc__registry_free(&only_kv);
+  publish(w, "kv", "k", "11");
   assert_string_equal(io(&b, NULL), "");
   jrpc__stream_free(&b); /* its connection closes */
   assert_int_equal(JRPC__STAT_GET(w->push.stats.live), 0);
