@@ -24,6 +24,23 @@ typedef struct jrpc__link {
   struct jrpc__link *prev, *next;
 } jrpc__link_t;
 
+static inline void jrpc__link_init(jrpc__link_t *l) {
+  l->prev = l->next = l;
+}
+/* l at the end of the list head. */
+static inline void jrpc__link_push(jrpc__link_t *head, jrpc__link_t *l) {
+  l->prev = head->prev;
+  l->next = head;
+  head->prev->next = l;
+  head->prev = l;
+}
+/* l out of its list (and a list of its own). */
+static inline void jrpc__link_drop(jrpc__link_t *l) {
+  l->prev->next = l->next;
+  l->next->prev = l->prev;
+  jrpc__link_init(l);
+}
+
 /* Where a connection's replies go. The host embeds one per connection and
  * recognises it again in host->output(). */
 typedef struct jrpc__sink {

@@ -51,21 +51,6 @@ typedef struct jrpc__sub {
   uint8_t id[ID_BYTES];
 } jrpc__sub_t;
 
-static void link_init(jrpc__link_t *l) {
-  l->prev = l->next = l;
-}
-static void link_push(jrpc__link_t *head, jrpc__link_t *l) {
-  l->prev = head->prev;
-  l->next = head;
-  head->prev->next = l;
-  head->prev = l;
-}
-static void link_drop(jrpc__link_t *l) {
-  l->prev->next = l->next;
-  l->next->prev = l->prev;
-  link_init(l);
-}
-
 static uint32_t id_hash(const uint8_t *id) {
   uint32_t h;
   memcpy(&h, id, sizeof(h)); /* random already */
@@ -203,7 +188,7 @@ static jrpc__topic_t *topic_get(jrpc__push_t *p, const char *key,
   t->hash = hash;
   t->key_n = key_n;
   memcpy(t->key, key, key_n);
-  link_init(&t->subs);
+  jrpc__link_init(&t->subs);
   t->next = p->topics[hash & p->topic_mask];
   p->topics[hash & p->topic_mask] = t;
   p->ntopics++;
@@ -228,9 +213,9 @@ static jrpc__sub_t *sub_find(const jrpc__push_t *p, const uint8_t *id) {
 }
 
 static void sub_end(jrpc__push_t *p, jrpc__sub_t *s) {
-  link_drop(&s->at_topic);
+  jrpc__link_drop(&s->at_topic);
   topic_maybe_free(p, s->topic);
-  link_drop(&s->at_conn);
+  jrpc__link_drop(&s->at_conn);
   s->conn->nsubs--;
   if (s->dropped)
     s->conn->nlagging--;
@@ -284,7 +269,7 @@ static jrpc__push_conn_t *conn_of(jrpc__sink_t *sink) {
   jrpc__push_conn_t *pc = calloc(1, sizeof(*pc));
   if (!pc)
     return NULL;
-  link_init(&pc->subs);
+  jrpc__link_init(&pc->subs);
   pc->sink = sink;
   sink->push = pc;
   return pc;
@@ -408,8 +393,8 @@ int jrpc__push_accept(jrpc_call_t *c, const char *topic, size_t n) {
                   ok ? "out of memory" : "no subscription id could be made");
   }
   s->conn = pc;
-  link_push(&s->topic->subs, &s->at_topic);
-  link_push(&pc->subs, &s->at_conn);
+  jrpc__link_push(&s->topic->subs, &s->at_topic);
+  jrpc__link_push(&pc->subs, &s->at_conn);
   pc->nsubs++;
   chain_t **b = (chain_t **)&p->ids[id_hash(s->id) & p->id_mask];
   s->next = (jrpc__sub_t *)*b;

@@ -291,9 +291,7 @@ def check_fanout(d, names):
     if r.get("result") is not False:
         fail("another connection's id was ended: %r" % r)
     pub.call("pubsub.publish", ["news", "after"], 100)
-    c.send({"jsonrpc": "2.0", "method": "pubsub.publish",
-            "params": ["elsewhere", 0], "id": 10})
-    r = c.recv()  # the reply, with no notification before it
+    r = next_is_reply(c, 10)
     if r.get("id") != 10:
         fail("a notification after unsubscribe: %r" % r)
     m = c2.recv()
@@ -304,6 +302,24 @@ def check_fanout(d, names):
         c.close()
     pub.close()
     other.close()
+
+
+def next_is_reply(c, id_):
+    """A call on c, and the next thing c receives: its reply, unless a
+    notification came first."""
+    c.send({"jsonrpc": "2.0", "method": "pubsub.publish",
+            "params": ["elsewhere", 0], "id": id_})
+    return c.recv()
+
+
+def wait_subscriptions(d, n):
+    """Waits (bounded) for rpc.stats to count n subscriptions; the count."""
+    end = time.time() + DEADLINE_S
+    live = live_subscriptions(d)
+    while time.time() < end and live != n:
+        time.sleep(0.05)
+        live = live_subscriptions(d)
+    return live
 
 
 def live_subscriptions(d):
@@ -319,13 +335,7 @@ def check_close_ends(d):
         subscribe(c, "ch%d" % k, k + 1)
     before = live_subscriptions(d)
     c.close()
-    end = time.time() + DEADLINE_S
-    after = before
-    while time.time() < end:
-        after = live_subscriptions(d)
-        if after == before - 5:
-            break
-        time.sleep(0.05)
+    after = wait_subscriptions(d, before - 5)
     if after != before - 5:
         fail("closing ended %r of 5 subscriptions" % (before - after))
     else:
@@ -575,12 +585,9 @@ def check_reload(d):
     ok("a reload that keeps pubsub keeps its 3 subscriptions")
     # pubsub removed: they end; its unsubscribe method is gone with it
     d.reload("[plugin sleep]\npath = sleep.so\n")
-    end = time.time() + DEADLINE_S
-    while time.time() < end and live_subscriptions(d) != 0:
-        time.sleep(0.05)
-    if live_subscriptions(d) != 0:
-        fail("a reload without pubsub left %r subscriptions"
-             % live_subscriptions(d))
+    left = wait_subscriptions(d, 0)
+    if left != 0:
+        fail("a reload without pubsub left %r subscriptions" % left)
     else:
         ok("a reload that removes pubsub ends its subscriptions")
     c, sid = subs[0]
@@ -591,9 +598,7 @@ def check_reload(d):
     pub.close()
     pub = d.connect("unl")
     pub.call("pubsub.publish", ["r", "back"], 4)
-    c.send({"jsonrpc": "2.0", "method": "pubsub.publish",
-            "params": ["elsewhere", 0], "id": 5})
-    r = c.recv()  # the reply, with no notification before it
+    r = next_is_reply(c, 5)
     if r.get("id") != 5:
         fail("an ended subscription came back: %r" % r)
     # pubsub kept, but [access] no longer lets this client subscribe: its
@@ -601,14 +606,11 @@ def check_reload(d):
     sid = subscribe(c, "r", 6)
     d.reload("[plugin pubsub]\npath = pubsub.so\n[access]\n"
              "pubsub.subscribe = uid:4242\n")
-    end = time.time() + DEADLINE_S
-    while time.time() < end and live_subscriptions(d) != 0:
-        time.sleep(0.05)
+    left = wait_subscriptions(d, 0)
     r = c.call("pubsub.subscribe", ["r"], 7)
-    if live_subscriptions(d) != 0 or r.get("error", {}).get("code") != -32006:
+    if left != 0 or r.get("error", {}).get("code") != -32006:
         fail("[access] denying pubsub.subscribe after a reload: %r "
-             "subscriptions left, a new one answered %r"
-             % (live_subscriptions(d), r))
+             "subscriptions left, a new one answered %r" % (left, r))
     else:
         ok("a reload whose [access] denies pubsub.subscribe ends its "
            "subscriptions (and a new one answers -32006)")
