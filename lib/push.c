@@ -487,7 +487,7 @@ static void write_note(jrpc__outbuf_t *o, const char *method, const char *id,
   PUT_LIT(o, "\",\"");
   jrpc__out_put(o, member, strlen(member));
   PUT_LIT(o, "\":");
-  jrpc__out_put(o, value, n);
+  jrpc__out_put_oneline(o, value, n); /* the module's JSON, on one line */
   PUT_LIT(o, "}}");
 }
 
@@ -648,7 +648,7 @@ int jrpc__push_notify(jrpc_call_t *c, const char *method, const char *json,
   PUT_LIT(o, NOTE_HEAD);
   jrpc__out_put(o, method, strlen(method));
   PUT_LIT(o, "\",\"params\":");
-  jrpc__out_put(o, n ? json : "null", n ? n : 4);
+  jrpc__out_put_oneline(o, n ? json : "null", n ? n : 4);
   jrpc__out_byte(o, '}');
   send_scratch(p, sink);
   JRPC__STAT_INC(p->stats.delivered);

@@ -2,7 +2,8 @@
  * inbox (order, a full inbox refusing, eight producers at once), and the
  * subscription table behind a newline stream: subscribe answers an id,
  * a published message reaches its topic's subscriptions only, once each
- * and in order; a module's topics are its own; max_bytes drops and the
+ * and in order, on one line whatever line breaks its JSON had; a module's
+ * topics are its own; max_bytes drops and the
  * drained connection gets one rpc.lagged per subscription with the exact
  * count; unsubscribe answers true, then false; the per-connection limit
  * answers -32011; closing the stream ends its subscriptions, and so does
@@ -243,6 +244,10 @@ static void test_fanout(void **state) {
                                         NOTE("kv.changed", ID(1), "{\"v\":2}"));
   assert_string_equal(io(&b, NULL), NOTE("kv.changed", ID(2), "{\"v\":1}")
                                         NOTE("kv.changed", ID(2), "{\"v\":2}"));
+  /* a module's JSON over lines stays one line (newline framing) */
+  publish(w, "kv", "k", "[1,\r\n2]");
+  assert_string_equal(io(&a, NULL), NOTE("kv.changed", ID(1), "[1,  2]"));
+  io(&b, NULL);
   publish(w, "other", "k", "4");
   assert_string_equal(io(&a, NULL), "");
   assert_string_equal(io(&b, NULL), NOTE("o.changed", ID(3), "4"));
