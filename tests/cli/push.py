@@ -10,7 +10,9 @@ another framing, so mostly another worker) reaches every subscriber exactly
 once and in order, as the notification shape of geth and jsonrpsee;
 unsubscribe answers true, then false, and false for another connection's
 id; a closed connection's subscriptions end (rpc.stats counts them);
-subscribing over HTTP POST answers -32010; max_subscriptions_per_connection
+subscribing over HTTP POST answers -32010; a storm of subscribe and
+unsubscribe pairs under publishing leaves nothing behind; /metrics has the
+push counters; max_subscriptions_per_connection
 answers -32011; a subscriber that stops reading under a fast publisher
 costs the daemon bounded memory, another subscriber keeps receiving, and
 once it reads again it gets an rpc.lagged notice whose count, added to
@@ -145,7 +147,7 @@ class Daemon:
         text += ("[listen tcl]\ntcp = 127.0.0.1:%d\nframing = content-length\n"
                  % self.ports["cl"])
         text += ("[listen thttp]\ntcp = 127.0.0.1:%d\nframing = http\n"
-                 % self.ports["http"])
+                 "metrics = yes\n" % self.ports["http"])
         if tls:
             text += ("[listen ttls]\ntcp = 127.0.0.1:%d\nframing = newline\n"
                      "tls_cert = %s\ntls_key = %s\n"
@@ -340,6 +342,72 @@ def check_close_ends(d):
         fail("closing ended %r of 5 subscriptions" % (before - after))
     else:
         ok("a closed connection's 5 subscriptions ended")
+
+
+def check_storm(d):
+    """2,000 subscribe/unsubscribe pairs, 8 at a time (the daemon's
+    max_subscriptions_per_connection) pipelined on two connections while
+    a third publishes: every unsubscribe true, nothing left, memory flat."""
+    base = live_subscriptions(d)
+    conns = [d.connect("unl"), d.connect("tnl")]
+    pub = d.connect("ulen")
+    rss0 = d.rss_kib()
+    for rnd in range(125):
+        for c in conns:
+            c.send([{"jsonrpc": "2.0", "method": "pubsub.subscribe",
+                     "params": ["storm%d" % (k % 7)], "id": k}
+                    for k in range(8)])
+        pub.send({"jsonrpc": "2.0", "method": "pubsub.publish",
+                  "params": ["storm3", rnd], "id": 1})
+        for c in conns:
+            ids = []
+            while len(ids) < 8:
+                m = c.recv()
+                if isinstance(m, list):
+                    ids += [r.get("result") for r in m]
+            c.send([{"jsonrpc": "2.0", "method": "pubsub.unsubscribe",
+                     "params": [sid], "id": k} for k, sid in enumerate(ids)])
+            answers = None
+            while answers is None:
+                m = c.recv()
+                answers = m if isinstance(m, list) else None
+            if [r.get("result") for r in answers] != [True] * 8:
+                fail("storm: unsubscribe answered %r" % answers[:3])
+                return
+        pub.recv()
+    left = wait_subscriptions(d, base)
+    grown = d.rss_kib() - rss0
+    if left != base or (not SANITIZED and grown > 8 * 1024):
+        fail("storm: %r subscriptions left (of %r), jrpcd grew %d KiB"
+             % (left, base, grown))
+    else:
+        ok("a storm of 2,000 subscribe/unsubscribe pairs under publishing: "
+           "none left, jrpcd grew %d KiB" % grown)
+    for c in conns + [pub]:
+        c.close()
+
+
+def check_metrics(d):
+    s = socket.create_connection(("127.0.0.1", d.ports["http"]), DEADLINE_S)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    text = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        text += chunk
+    s.close()
+    want = [b'jrpcd_worker_subscriptions{worker="0"}',
+            b"# TYPE jrpcd_worker_notifications_dropped_total counter",
+            b'jrpcd_worker_subscriptions_refused_total{worker="1"}',
+            b"jrpcd_worker_lag_notices_total", b"jrpcd_worker_publishes_lost_total",
+            b"jrpcd_worker_push_overflow_closed_total",
+            b"jrpcd_worker_notifications_total"]
+    missing = [w for w in want if w not in text]
+    if missing:
+        fail("/metrics lacks %r" % missing)
+    else:
+        ok("/metrics has the push counters of each worker")
 
 
 def check_http_refused(d):
@@ -711,6 +779,8 @@ def main():
             check_progress(d, n)
         check_close_ends(d)
         check_http_refused(d)
+        check_storm(d)
+        check_metrics(d)
         check_burst(d)
         check_slow_subscriber(d)
         check_reload(d)
