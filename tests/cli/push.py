@@ -227,12 +227,10 @@ class Daemon:
             fail("jrpcd exit %d:\n%s" % (rc, text))
 
 
-def http_call(port, obj):
-    body = json.dumps(obj).encode()
+def http_exchange(port, request):
+    """One HTTP request with Connection: close; the whole response."""
     s = socket.create_connection(("127.0.0.1", port), DEADLINE_S)
-    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-              b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-              % len(body) + body)
+    s.sendall(request)
     data = b""
     while True:
         chunk = s.recv(65536)
@@ -240,6 +238,15 @@ def http_call(port, obj):
             break
         data += chunk
     s.close()
+    return data
+
+
+def http_call(port, obj):
+    body = json.dumps(obj).encode()
+    data = http_exchange(
+        port, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+        b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+        % len(body) + body)
     return json.loads(data.split(b"\r\n\r\n", 1)[1])
 
 
@@ -388,15 +395,8 @@ def check_storm(d):
 
 
 def check_metrics(d):
-    s = socket.create_connection(("127.0.0.1", d.ports["http"]), DEADLINE_S)
-    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    text = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        text += chunk
-    s.close()
+    text = http_exchange(d.ports["http"], b"GET /metrics HTTP/1.1\r\nHost: x"
+                         b"\r\nConnection: close\r\n\r\n")
     want = [b'jrpcd_worker_subscriptions{worker="0"}',
             b"# TYPE jrpcd_worker_notifications_dropped_total counter",
             b'jrpcd_worker_subscriptions_refused_total{worker="1"}',
