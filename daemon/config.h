@@ -117,15 +117,19 @@ typedef struct jrpcd_config {
                                        bytes, or JRPCD_AUTO_MEASURED */
   uint32_t max_pending_calls_total; /* deferred calls in the daemon; -32005
                                        beyond */
-  uint32_t early_reply_frames;      /* replies so far go out after this many
-                                       frames of one read; 0 = only at the
-                                       read's end */
-  uint32_t call_timeout_ms;  /* a deferred call is answered -32004 after it;
-                                0 = never */
-  uint32_t thread_pool;      /* jrpc_queue_work's threads; 0 in the file =
-                                derived from workers (resolved) */
-  uint32_t max_header_bytes; /* http, content-length: largest head (431) */
-  uint32_t drain_ms;         /* SIGTERM: /health says 503 this long first */
+  uint64_t max_push_bytes;          /* notifications dropped above */
+  int push_overflow_close;          /* push_overflow = close */
+  uint32_t max_subscriptions_per_connection;
+  uint64_t max_subscriptions;  /* in the daemon */
+  uint32_t early_reply_frames; /* replies so far go out after this many
+                                  frames of one read; 0 = only at the
+                                  read's end */
+  uint32_t call_timeout_ms;    /* a deferred call is answered -32004 after it;
+                                  0 = never */
+  uint32_t thread_pool;        /* jrpc_queue_work's threads; 0 in the file =
+                                  derived from workers (resolved) */
+  uint32_t max_header_bytes;   /* http, content-length: largest head (431) */
+  uint32_t drain_ms;           /* SIGTERM: /health says 503 this long first */
   int validate_params;   /* described methods' params checked (validate.h) */
   uint32_t slow_call_ms; /* calls that take longer are logged; 0 = off */
   jrpcd_listen_conf_t *listens;

@@ -114,6 +114,10 @@ static const jrpcd_key_word_t stats_levels[] = {
     {"1", JRPCD_STATS_LISTENER},
     {NULL, 0}};
 
+/* push_overflow: what a subscriber too slow for max_push_bytes gets. */
+static const jrpcd_key_word_t push_overflow_words[] = {
+    {"drop", 0}, {"close", 1}, {NULL, 0}};
+
 static const jrpcd_key_word_t tls_versions[] = {
     {"1.2", 0}, {"1.3", 0}, {NULL, 0}};
 
@@ -172,6 +176,22 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"max_pending_calls_total", SERVER(max_pending_calls_total),
      UINT(1, 100000000), .def = "65536", .restart = 1,
      .doc = "deferred calls in the daemon (-32005 beyond)"},
+    {"max_push_bytes", SERVER(max_push_bytes), UINT(4096, UINT64_C(1) << 40),
+     .def = "262144", .restart = 1,
+     .doc = "output queued on a connection above which notifications are "
+            "dropped (rpc.lagged tells how many)"},
+    {"push_overflow", SERVER(push_overflow_close), .type = JRPCD_KEY_ENUM,
+     .words = push_overflow_words, .what = "drop or close", .def = "drop",
+     .restart = 1,
+     .doc = "beyond max_push_bytes: drop notifications, or close the "
+            "connection"},
+    {"max_subscriptions_per_connection",
+     SERVER(max_subscriptions_per_connection), UINT(0, 100000000),
+     .def = "1024", .restart = 1,
+     .doc = "subscriptions one connection may hold (-32011 beyond)"},
+    {"max_subscriptions", SERVER(max_subscriptions), UINT(0, UINT32_MAX),
+     .def = "1000000", .restart = 1,
+     .doc = "subscriptions in the daemon (-32011 beyond)"},
     {"parser_auto_threshold", SERVER(parser_auto_threshold), UINT(0, INT32_MAX),
      .words = auto_threshold_words, .def = "measured", .restart = 1,
      .doc = "parser = auto: simdjson from this many bytes"},

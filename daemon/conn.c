@@ -15,6 +15,7 @@
 
 #include "admit.h"
 #include "conn_auth.h"
+#include "hub.h"
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
@@ -153,6 +154,14 @@ void jrpcd_conn_flush(jrpcd_conn_t *c) {
     return;
   if (c->tr->send(c) != 0)
     return;
+  if (c->st.sink.push && c->st.sink.push->nlagging && !c->writing &&
+      jrpc__out_pending(&c->st.out) == 0) {
+    /* A subscriber that lost notifications has caught up: it is told
+     * what it lost (push.h). */
+    jrpc__push_drained(c->st.e->push, &c->st.sink);
+    if (c->tr->send(c) != 0)
+      return;
+  }
   /* Everything sent and nothing half-read: the output segment goes back
    * to the pool too, so an idle connection costs only its own struct. A
    * ping-pong client pays one pool get and put per request for this. */
@@ -612,7 +621,10 @@ void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
       return;
     }
   }
-  if (!idle_ms || pending_calls(c) || now - c->last_active < idle_ms)
+  /* A subscriber waits for the server: it is not idle. */
+  int subscribed = c->st.sink.push && c->st.sink.push->nsubs;
+  if (!idle_ms || pending_calls(c) || subscribed ||
+      now - c->last_active < idle_ms)
     return;
   char pt[96];
   jrpcd_info("connection %llu from %s: idle for %llu ms; closing it",

@@ -4,6 +4,8 @@
  * appears as that Method Object with its name added; any other as its
  * name, no params, a result of any type and "x-jrpcd-params": "any"
  * (nothing is known of what it takes; jrpc checks no arguments for it).
+ * A subscription method has "x-subscription": {"unsubscribe": U,
+ * "notification": N} after its name.
  * rpc.discover itself is not listed; it answers on every listener but those
  * with discover = no (admit.c's decide). */
 #include "discover.h"
@@ -54,12 +56,26 @@ static const char *method_object(jrpc_call_t *c, const jrpc__method_t *m,
                                  size_t *len) {
   const char *d = m->desc ? strchr(m->desc, '{') + 1 : NULL;
   size_t dn = d ? strlen(d) : 0;
-  char *out = jrpc_alloc(c, 6 * (size_t)m->len + dn + 32);
+  /* A subscription method (jrpc_subscription): which method ends it and
+   * which notifications it sends, as an OpenRPC extension. */
+  const char *note = m->push, *unsub = note ? note + strlen(note) + 1 : NULL;
+  size_t pn = note ? strlen(note) + strlen(unsub) : 0;
+  char *out = jrpc_alloc(c, 6 * ((size_t)m->len + pn) + dn + 96);
   if (!out)
     return NULL;
   size_t o = 0;
   memcpy(out, "{\"name\":", 8);
   o = 8 + quote(out + 8, m->name, m->len);
+  if (note) {
+    static const char x_sub[] = ",\"x-subscription\":{\"unsubscribe\":";
+    memcpy(out + o, x_sub, sizeof(x_sub) - 1);
+    o += sizeof(x_sub) - 1;
+    o += quote(out + o, unsub, strlen(unsub));
+    memcpy(out + o, ",\"notification\":", 16);
+    o += 16;
+    o += quote(out + o, note, strlen(note));
+    out[o++] = '}';
+  }
   /* A description's members follow the name: its text after '{' (an
    * empty object's is just its '}'). */
   const char *rest = d;

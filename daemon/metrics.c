@@ -282,6 +282,13 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
       put(o, "%s{worker=\"%u\"} %llu\n", worker_families[f].name, i,
           (unsigned long long)worker_families[f].fig(&srv->workers[i]));
   }
+  for (size_t f = 0; f < jrpcd_push_nfigs; f++) { /* server push (hub.h) */
+    const jrpcd_push_fig_t *fig = &jrpcd_push_figs[f];
+    family(o, fig->metric, fig->type, fig->help);
+    for (unsigned i = 0; i < srv->nworkers; i++)
+      put(o, "%s{worker=\"%u\"} %llu\n", fig->metric, i,
+          (unsigned long long)jrpcd_push_fig_get(&srv->workers[i], fig));
+  }
   for (size_t f = 0; f < sizeof(method_families) / sizeof(method_families[0]);
        f++)
     per_method(o, g, &scope, f);

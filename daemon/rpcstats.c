@@ -200,6 +200,15 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   w_refused(c, srv);
   w_process(c);
   w_workers(c, srv);
+  jrpc_w_key(c, "push", 4);
+  jrpc_w_obj(c);
+  for (size_t f = 0; f < jrpcd_push_nfigs; f++) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < srv->nworkers; i++)
+      sum += jrpcd_push_fig_get(&srv->workers[i], &jrpcd_push_figs[f]);
+    w_num(c, jrpcd_push_figs[f].key, sum);
+  }
+  jrpc_w_obj_end(c);
   int rc = w_methods(c, g, &scope);
   if (!rc)
     rc = w_slow(c, srv, &scope);

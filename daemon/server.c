@@ -10,6 +10,7 @@
 
 #include "config_keys.h"
 #include "gen_tls.h"
+#include "hub.h"
 #include "log.h"
 #include "privs.h"
 #include "rpcstats.h"
@@ -66,6 +67,7 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
    * before plugins load, not after. */
   if (act && jrpcd_activation_check(act, &s->conf, err, errlen))
     return -1;
+  jrpcd_hub_start(s); /* plugins may take their publisher in init */
   if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen) ||
       jrpcd_gen_tls_load(s->gen, &s->conf, NULL, err, errlen))
     return -1;
@@ -331,6 +333,7 @@ void jrpcd_server_free(jrpcd_server_t *s) {
    * then the workers' engines, which own those calls' memory. */
   jrpcd_gen_release(s->gen);
   s->gen = NULL;
+  jrpcd_hub_stop();
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_free(&s->workers[i]);
   free(s->workers);

@@ -27,8 +27,9 @@ typedef struct jrpcd_server {
   atomic_uint nconns;           /* all workers: for max_connections */
   jrpcd_peercount_t peers_open; /* for max_connections_per_peer */
   atomic_ullong conn_ids;
-  _Atomic uint32_t live_calls; /* deferred calls, all workers */
-  uv_loop_t loop;              /* main thread: signals */
+  _Atomic uint32_t live_calls;    /* deferred calls, all workers */
+  _Atomic uint64_t subscriptions; /* server push: all workers' */
+  uv_loop_t loop;                 /* main thread: signals */
   uv_signal_t sig[3];
   atomic_int draining; /* SIGTERM with drain_ms: /health answers 503 */
   uv_timer_t drain;    /* then the stop, drain_ms later */

@@ -175,8 +175,17 @@ static void host_arm(void *arg, uint64_t due) {
   uv_timer_start(&w->call_timer, on_call_timer, due > now ? due - now : 0, 0);
 }
 
-static const jrpc__host_t host_ops = {host_post, host_queue_work, host_output,
-                                      host_hold, host_now,        host_arm};
+static const jrpc__host_t host_ops = {
+    .post = host_post,
+    .queue_work = host_queue_work,
+    .output = host_output,
+    .hold = host_hold,
+    .now = host_now,
+    .arm = host_arm,
+    .queued = jrpcd_hub_queued,
+    .overflow = jrpcd_hub_overflow,
+    .random = jrpcd_hub_random,
+};
 
 /* ---- stopping ---- */
 
@@ -198,6 +207,7 @@ static void close_loop(jrpcd_worker_t *w) {
     free(hand);
     hand = next;
   }
+  jrpcd_hub_worker_close(w); /* no publish wakes it from now on */
   uv_close((uv_handle_t *)&w->wake, on_handle_closed);
   uv_close((uv_handle_t *)&w->tick, on_handle_closed);
   uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
@@ -360,6 +370,9 @@ static void on_wake(uv_async_t *a) {
     for (jrpcd_conn_t *c = w->conns.next, *next; c != &w->conns; c = next) {
       next = c->next;
       jrpcd_conn_regen(c);
+      /* Its subscriptions whose method it may no longer call end. */
+      if (!c->closed && c->st.sink.push)
+        jrpc__push_review(&w->push, &c->st.sink, c->reg);
     }
     w->engine.mstats = jrpcd_stats_row(gen, w->index);
     jrpcd_gen_worker_release(old, w->index);
@@ -371,6 +384,7 @@ static void on_wake(uv_async_t *a) {
     hand = next;
   }
   run_posts(w);
+  jrpcd_hub_worker_drain(w);
   if (stop)
     begin_stop(w);
   check_stopped(w);
@@ -464,6 +478,8 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->engine.host_arg = w;
   w->engine.live_total = &srv->live_calls;
   w->engine.max_live_total = srv->conf.max_pending_calls_total;
+  if (jrpcd_hub_worker_init(w, err, errlen) != 0)
+    return -1;
   uv_async_init(&w->loop, &w->wake, on_wake);
   w->wake.data = w;
   uv_timer_init(&w->loop, &w->tick);
@@ -531,6 +547,7 @@ void jrpcd_worker_free(jrpcd_worker_t *w) {
   /* Calls the engine ends now (never finished) let go of their plugins
    * here; the server releases its own hold first, so nothing of a plugin
    * runs any more. */
+  jrpcd_hub_worker_free(w);
   jrpc__engine_free(&w->engine);
   drop_gens(w);
   free(w->drops);

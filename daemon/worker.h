@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "listener.h"
 #include "generation.h"
+#include "hub.h"
 #include "slowcalls.h"
 
 struct jrpcd_server;
@@ -81,6 +82,8 @@ typedef struct jrpcd_worker {
   jrpcd_gen_t **drops; /* generations deferred calls let go of */
   size_t ndrops, capdrops;
   jrpc__engine_t engine;
+  jrpc__push_t push;         /* its connections' subscriptions (engine.push) */
+  jrpcd_inbox_t inbox;       /* published messages for them (hub.h) */
   jrpcd_gen_t *gen;          /* held */
   jrpcd_acceptor_t *servers; /* one per listener (accept.c) */
   size_t nservers;

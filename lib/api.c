@@ -1,6 +1,7 @@
 /* api.c - the function table behind jrpc.h: forwards each handler-facing
  * call to the view, writer, error and memory code of the current call. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -8,6 +9,7 @@
 #include "module.h"
 #include "nearest.h"
 #include "params.h"
+#include "push.h"
 #include "request.h"
 #include "view.h"
 
@@ -104,6 +106,42 @@ static int api_conf_keys(jrpc_reg_t *r, const char *const *keys) {
     return JRPC_EINVAL;
   }
   return 0;
+}
+
+/* A subscription method and its unsubscribe method, which the engine
+ * answers itself (push.c): neither holds more of the module than any
+ * method does, and the notification's name is a copy. */
+static int api_subscription(jrpc_reg_t *r, const char *method,
+                            const char *unsubscribe, const char *notification,
+                            jrpc_handler_fn fn, void *udata) {
+  jrpc__regctx_t *ctx = REGCTX(r);
+  if (ctx->sealed)
+    return JRPC_EINVAL;
+  char *names = jrpc__push_names(notification, unsubscribe);
+  if (!names) {
+    snprintf(ctx->err, sizeof(ctx->err),
+             "subscription \"%s\": the notification's name \"%s\" is empty "
+             "or needs escaping, or no unsubscribe method",
+             method ? method : "(null)",
+             notification ? notification : "(null)");
+    ctx->failed = 1;
+    return JRPC_EINVAL;
+  }
+  int rc = api_register(r, method, fn, udata);
+  if (rc == 0)
+    rc = api_register(r, unsubscribe, jrpc__push_unsubscribe, NULL);
+  if (rc) {
+    free(names);
+    return rc;
+  }
+  jrpc__method_t *m =
+      (jrpc__method_t *)jrpc__registry_find(ctx->reg, method, strlen(method));
+  m->push = names;
+  return 0;
+}
+
+static jrpc_pub_t *api_publisher(jrpc_reg_t *r) {
+  return REGCTX(r)->sealed ? NULL : jrpc__push_publisher(REGCTX(r));
 }
 
 /* ---- views ---- */
@@ -276,6 +314,20 @@ static int api_cancelled(jrpc_call_t *c) {
   return jrpc__cancelled(c);
 }
 
+/* ---- server push (push.c) ---- */
+
+static int api_subscribe_accept(jrpc_call_t *c, const char *topic, size_t n) {
+  return jrpc__push_accept(c, topic, n);
+}
+static int api_publish(jrpc_pub_t *p, const char *topic, size_t topic_n,
+                       const char *json, size_t n) {
+  return jrpc__push_publish(p, topic, topic_n, json, n);
+}
+static int api_notify(jrpc_call_t *c, const char *method, const char *json,
+                      size_t n) {
+  return jrpc__push_notify(c, method, json, n);
+}
+
 const struct jrpc_api jrpc__api = {
     JRPC_ABI_MAJOR,
     JRPC_ABI_MINOR,
@@ -324,4 +376,9 @@ const struct jrpc_api jrpc__api = {
     api_on_cancel,
     api_cancelled,
     api_conf_keys,
+    api_subscription,
+    api_subscribe_accept,
+    api_publisher,
+    api_publish,
+    api_notify,
 };

@@ -61,29 +61,16 @@ typedef struct jrpc__deferred {
   char id[];
 } jrpc__deferred_t;
 
-static void link_init(jrpc__link_t *l) {
-  l->prev = l->next = l;
-}
-static void link_push(jrpc__link_t *head, jrpc__link_t *l) {
-  l->prev = head->prev;
-  l->next = head;
-  head->prev->next = l;
-  head->prev = l;
-}
-static void link_drop(jrpc__link_t *l) {
-  l->prev->next = l->next;
-  l->next->prev = l->prev;
-  link_init(l);
-}
-
 void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
                      jrpc__framing_t framing) {
   s->out = out;
   s->framing = framing;
   s->deliver = jrpc__framings[framing].deliver;
+  s->notify = jrpc__framings[framing].notify;
+  s->push = NULL;
   s->calls = 0;
   s->max_calls = 0;
-  link_init(&s->waiting);
+  jrpc__link_init(&s->waiting);
 }
 
 /* Both kinds of waiter start with their at_sink link and sink pointer
@@ -201,15 +188,15 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   /* A notification is never answered, but it counts among its
    * connection's calls in flight all the same. */
   d->sink = e->sink;
-  link_init(&d->at_sink);
+  jrpc__link_init(&d->at_sink);
   if (d->sink) {
-    link_push(&d->sink->waiting, &d->at_sink);
+    jrpc__link_push(&d->sink->waiting, &d->at_sink);
     d->sink->calls++;
   }
-  link_push(&e->live, &d->at_engine);
+  jrpc__link_push(&e->live, &d->at_engine);
   e->n_live++;
   e->batch_defers += e->in_batch;
-  link_init(&d->at_deadline);
+  jrpc__link_init(&d->at_deadline);
   if (call->method && call->method->timeout_ms)
     deadline_set(e, d, call->method->timeout_ms);
   call->deferred = &dc->pub;
@@ -225,9 +212,9 @@ static jrpc__deferred_t *deferred_of(jrpc_call_t *c) {
 
 static void batch_free(jrpc__batch_t *b) {
   while (b->calls.next != &b->calls) /* engine teardown only */
-    link_drop(b->calls.next);
-  link_drop(&b->at_sink);
-  link_drop(&b->at_engine);
+    jrpc__link_drop(b->calls.next);
+  jrpc__link_drop(&b->at_sink);
+  jrpc__link_drop(&b->at_engine);
   jrpc__out_free(&b->out);
   free(b);
 }
@@ -244,10 +231,10 @@ static void batch_close(jrpc__batch_t *b) {
     } else {
       jrpc__out_byte(&b->out, ']');
     }
-    link_drop(&b->at_sink); /* as in deferred_answer */
+    jrpc__link_drop(&b->at_sink); /* as in deferred_answer */
     deliver(b->e, b->sink, &b->out);
   } else if (b->sink) {
-    link_drop(&b->at_sink);
+    jrpc__link_drop(&b->at_sink);
     sink_changed(b->e, b->sink);
   }
   batch_free(b);
@@ -292,12 +279,12 @@ static void call_ended(jrpc__engine_t *e, jrpc__deferred_t *d,
   e->n_live--;
   if (e->live_total)
     atomic_fetch_sub(e->live_total, 1);
-  link_drop(&d->at_deadline);
+  jrpc__link_drop(&d->at_deadline);
 }
 
 static void deferred_release(jrpc__engine_t *e, jrpc__deferred_t *d) {
-  link_drop(&d->at_sink);
-  link_drop(&d->at_engine);
+  jrpc__link_drop(&d->at_sink);
+  jrpc__link_drop(&d->at_engine);
   if (e->host && e->host->hold && d->reg)
     e->host->hold(e->host_arg, d->reg, -1);
   d->reg = NULL;
@@ -314,7 +301,7 @@ static void deferred_answer(jrpc__engine_t *e, jrpc__deferred_t *d) {
   jrpc__call_complete(&d->call, 0, d->id, d->id_n);
   /* Off the sink's list first: the host may close a connection that has
    * nothing left to wait for as soon as it is told of this output. */
-  link_drop(&d->at_sink);
+  jrpc__link_drop(&d->at_sink);
   if (d->call.notify) {
     if (d->sink) {
       d->sink->calls--;
@@ -359,8 +346,8 @@ int jrpc__finish(jrpc_call_t *c) {
      * reply is half written, and a batch may still adopt the call. Answer
      * once the frame is complete. */
     d->finished = 1;
-    link_drop(&d->at_engine);
-    link_push(&e->done, &d->at_engine);
+    jrpc__link_drop(&d->at_engine);
+    jrpc__link_push(&e->done, &d->at_engine);
     return 0;
   }
   deferred_done(e, d);
@@ -403,14 +390,14 @@ static void entomb(jrpc__engine_t *e, jrpc__deferred_t *d,
   jrpc__writer_init(&d->call.w, &d->out);
   d->call.err_code = JRPC_CANCELLED;
   d->call.err_data = 0;
-  link_drop(&d->at_engine);
+  jrpc__link_drop(&d->at_engine);
   if (how == JRPC__END_SHUTDOWN) {
     deferred_release(e, d); /* everything goes now */
     d->ended = 1;
-    link_push(&e->ended, &d->at_engine);
+    jrpc__link_push(&e->ended, &d->at_engine);
   } else {
     d->tomb = 1; /* its modules stay held: the handler still runs */
-    link_push(&e->tombs, &d->at_engine);
+    jrpc__link_push(&e->tombs, &d->at_engine);
   }
   jrpc_cancel_fn fn = d->on_cancel;
   d->on_cancel = NULL;
@@ -426,7 +413,8 @@ static void call_cancel(jrpc__engine_t *e, jrpc__deferred_t *d,
   call_ended(e, d, how);
   atomic_store_explicit(&d->cancelled, 1, memory_order_release);
   if (how == JRPC__END_GONE) {
-    link_drop(&d->at_sink); /* its connection's list is being taken apart */
+    jrpc__link_drop(
+        &d->at_sink); /* its connection's list is being taken apart */
   } else if (e->dispatching) {
     /* $/cancelRequest in the middle of a frame whose reply is half
      * written (and a batch that may not have taken its replies yet): the
@@ -434,8 +422,8 @@ static void call_cancel(jrpc__engine_t *e, jrpc__deferred_t *d,
     cancel_reply(d, how);
     d->finished = 1;
     d->cancel_pending = 1;
-    link_drop(&d->at_engine);
-    link_push(&e->done, &d->at_engine);
+    jrpc__link_drop(&d->at_engine);
+    jrpc__link_push(&e->done, &d->at_engine);
     return;
   } else {
     cancel_reply(d, how);
@@ -449,21 +437,21 @@ void jrpc__sink_detach(jrpc__sink_t *s) {
    * calls gathered), then cancel: a cancel callback may finish any other
    * call, which must then find nothing of the connection left. */
   jrpc__link_t gone;
-  link_init(&gone);
+  jrpc__link_init(&gone);
   while (s->waiting.next != &s->waiting) {
     waiter_t *w = CONTAINER(s->waiting.next, waiter_t, at_sink);
     w->sink = NULL;
-    link_drop(&w->at_sink);
+    jrpc__link_drop(&w->at_sink);
     if (!w->is_batch) {
-      link_push(&gone, &w->at_sink);
+      jrpc__link_push(&gone, &w->at_sink);
       continue;
     }
     jrpc__batch_t *b = (jrpc__batch_t *)w;
     while (b->calls.next != &b->calls) {
       jrpc__link_t *l = b->calls.next;
       CONTAINER(l, jrpc__deferred_t, at_sink)->batch = NULL;
-      link_drop(l);
-      link_push(&gone, l);
+      jrpc__link_drop(l);
+      jrpc__link_push(&gone, l);
     }
     batch_free(b);
   }
@@ -472,7 +460,7 @@ void jrpc__sink_detach(jrpc__sink_t *s) {
     jrpc__deferred_t *d = CONTAINER(gone.next, jrpc__deferred_t, at_sink);
     jrpc__engine_t *e = d->call.e;
     if (d->finished) { /* answered at its frame's end, to nobody */
-      link_drop(&d->at_sink);
+      jrpc__link_drop(&d->at_sink);
       continue;
     }
     call_cancel(e, d, JRPC__END_GONE);
@@ -552,6 +540,13 @@ int jrpc__cancelled(jrpc_call_t *c) {
   return d ? atomic_load_explicit(&d->cancelled, memory_order_acquire) : 0;
 }
 
+jrpc__sink_t *jrpc__deferred_sink(jrpc_call_t *c) {
+  jrpc__deferred_t *d = deferred_of(c);
+  if (!d || d->tomb || d->ended || d->finished || d->call.notify)
+    return NULL;
+  return d->batch ? d->batch->sink : d->sink;
+}
+
 void jrpc__post_node_done(jrpc__post_node_t *node) {
   jrpc__deferred_t *d = CONTAINER(node, jrpc__deferred_t, post);
   atomic_flag_clear(&d->posted);
@@ -614,12 +609,12 @@ jrpc__batch_t *jrpc__batch_new(jrpc__engine_t *e, jrpc__sink_t *sink) {
   b->e = e;
   b->sink = sink;
   b->is_batch = 1;
-  link_init(&b->calls);
+  jrpc__link_init(&b->calls);
   jrpc__out_init(&b->out, &e->pool);
-  link_init(&b->at_sink);
+  jrpc__link_init(&b->at_sink);
   if (sink)
-    link_push(&sink->waiting, &b->at_sink);
-  link_push(&e->batches, &b->at_engine);
+    jrpc__link_push(&sink->waiting, &b->at_sink);
+  jrpc__link_push(&e->batches, &b->at_engine);
   return b;
 }
 
@@ -635,12 +630,12 @@ void jrpc__batch_attach(jrpc__batch_t *b, jrpc_call_t *c) {
   }
   /* The batch answers for it now, not the connection directly; the
    * connection's count of calls it waits for stays as it is. */
-  link_drop(&d->at_sink);
+  jrpc__link_drop(&d->at_sink);
   if (d->sink && !b->sink)
     d->sink->calls--;
   d->sink = NULL;
   d->batch = b;
-  link_push(&b->calls, &d->at_sink);
+  jrpc__link_push(&b->calls, &d->at_sink);
   b->waiting++;
 }
 

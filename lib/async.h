@@ -24,6 +24,23 @@ typedef struct jrpc__link {
   struct jrpc__link *prev, *next;
 } jrpc__link_t;
 
+static inline void jrpc__link_init(jrpc__link_t *l) {
+  l->prev = l->next = l;
+}
+/* l at the end of the list head. */
+static inline void jrpc__link_push(jrpc__link_t *head, jrpc__link_t *l) {
+  l->prev = head->prev;
+  l->next = head;
+  head->prev->next = l;
+  head->prev = l;
+}
+/* l out of its list (and a list of its own). */
+static inline void jrpc__link_drop(jrpc__link_t *l) {
+  l->prev->next = l->next;
+  l->next->prev = l->prev;
+  jrpc__link_init(l);
+}
+
 /* Where a connection's replies go. The host embeds one per connection and
  * recognises it again in host->output(). */
 typedef struct jrpc__sink {
@@ -31,6 +48,10 @@ typedef struct jrpc__sink {
   jrpc__framing_t framing;
   /* Puts a deferred reply onto out in the framing's way (framing.h). */
   void (*deliver)(struct jrpc__sink *sink, jrpc__outbuf_t *src);
+  /* Puts a notification onto out (framing.h); NULL: no push here. */
+  void (*notify)(struct jrpc__sink *sink, jrpc__outbuf_t *src);
+  /* Its subscriptions and their losses (push.h), once it has any. */
+  struct jrpc__push_conn *push;
   jrpc__link_t waiting; /* deferred calls and batches that answer here */
   uint32_t calls;       /* deferred calls not yet answered here */
   /* At most this many may be (0: no limit): the stream holds further
@@ -74,6 +95,13 @@ typedef struct jrpc__host {
    * defer with a timeout: a synchronous call never reads the clock. */
   uint64_t (*now)(void *arg);
   void (*arm)(void *arg, uint64_t due);
+  /* Server push (push.h; all NULL: none). queued: the sink's bytes not
+   * yet taken by the socket, its output and the transport's alike.
+   * overflow: push_overflow = close: the connection is to go (not from
+   * inside this call: after it). random: n unpredictable bytes; 0 or -1. */
+  uint64_t (*queued)(void *arg, jrpc__sink_t *sink);
+  void (*overflow)(void *arg, jrpc__sink_t *sink);
+  int (*random)(void *arg, void *buf, size_t n);
 } jrpc__host_t;
 
 /* How a deferred call ended: the one place that learns it is
@@ -122,6 +150,11 @@ void jrpc__batch_attach(struct jrpc__batch *b, jrpc_call_t *d);
  * with '[' if any) move into the batch, which now waits for its calls. */
 int jrpc__batch_take(struct jrpc__batch *b, jrpc__outbuf_t *o,
                      jrpc__outmark_t m);
+
+/* The connection a deferred call answers on (directly or through its
+ * batch), for jrpc_notify: NULL when it has none any more, or the call is
+ * answered or not a deferred one. */
+jrpc__sink_t *jrpc__deferred_sink(jrpc_call_t *c);
 
 /* The host has copied an embedded post node out and is about to run its
  * fn: the call may post again. */

@@ -129,6 +129,10 @@ typedef struct jrpc__engine {
   uint64_t slow_ns; /* nonzero only with `slow` set */
   jrpc__slow_fn slow;
   void *slow_arg;
+  /* Server push (push.h): the subscriptions of this engine's connections,
+   * made by a host with an event loop; NULL: none, and subscribing answers
+   * an error. */
+  struct jrpc__push *push;
 } jrpc__engine_t;
 
 /* The counters of call's method, or NULL when not counted. */

@@ -39,6 +39,11 @@ typedef struct jrpc__framing_ops {
    * sink carries it (jrpc__sink_t.deliver), so the engine calls no
    * framing by name. */
   void (*deliver)(struct jrpc__sink *sink, jrpc__outbuf_t *src);
+  /* A message of the server's own (a notification: push.h) onto the
+   * sink's output, framed like a reply but answering nothing. NULL: the
+   * framing cannot carry one (HTTP POST, where every response answers a
+   * request), and subscribing is refused with -32010. */
+  void (*notify)(struct jrpc__sink *sink, jrpc__outbuf_t *src);
   /* The reply to a frame still incomplete after timeout_ms. */
   int (*timeout)(struct jrpc__stream *s, uint32_t timeout_ms, uint64_t got);
   /* What init made, before jrpc__stream_free. NULL: nothing. */

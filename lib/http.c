@@ -604,6 +604,16 @@ void jrpc__http_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src) {
   }
 }
 
+/* Unlike a reply, a notification answers no request: it leaves what the
+ * connection waits for as it is, and goes straight out (a reply kept
+ * aside during a dispatch is behind the frame being answered, and the
+ * engine sends no notification in the middle of one). */
+void jrpc__http_notify(jrpc__sink_t *sink, jrpc__outbuf_t *src) {
+  jrpc__stream_t *s =
+      (jrpc__stream_t *)(void *)((char *)sink - offsetof(jrpc__stream_t, sink));
+  framed(s->http, &s->out, src);
+}
+
 int jrpc__http_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got) {
   jrpc__http_t *h = s->http;
   if (s->fr.kind == JRPC_FRAMING_HTTP)

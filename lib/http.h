@@ -144,6 +144,8 @@ int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof);
 /* A deferred reply (or a batch's) for sink, framed with its head: the
  * sink's deliver (framing.h) for these framings. */
 void jrpc__http_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src);
+/* content-length's notify (framing.h): a message of the server's own. */
+void jrpc__http_notify(jrpc__sink_t *sink, jrpc__outbuf_t *src);
 
 /* The reply for a request still incomplete after timeout_ms (408, or
  * -32009 on content-length); the stream closes after it. */

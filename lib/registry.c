@@ -21,6 +21,7 @@ void jrpc__registry_free(jrpc__registry_t *r) {
     free(r->slots[i].name);
     free(r->slots[i].desc);
     free(r->slots[i].vplan);
+    free(r->slots[i].push);
   }
   free(r->slots);
   r->slots = NULL;
@@ -135,6 +136,7 @@ void jrpc__registry_remove_owner(jrpc__registry_t *r, const void *owner) {
       free(m->name);
       free(m->desc);
       free(m->vplan);
+      free(m->push);
       continue;
     }
     place(&fresh, m);
@@ -189,6 +191,7 @@ void jrpc__registry_view_withhold(jrpc__registry_t *view, uint32_t slot,
   m->owner = NULL;
   m->desc = NULL;
   m->vplan = NULL;
+  m->push = NULL;
   m->timeout_ms = 0;
   m->timeout_own = 0;
 }

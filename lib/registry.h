@@ -29,6 +29,10 @@ typedef struct jrpc__method {
    * sets from its config. */
   uint32_t timeout_ms;
   uint8_t timeout_own;
+  /* A subscription method (jrpc_subscription, push.h): its notification
+   * method's name, a NUL, its unsubscribe method's name (owned, copied:
+   * nothing of the module's memory). NULL for any other method. */
+  char *push;
 } jrpc__method_t;
 
 typedef struct jrpc__registry {

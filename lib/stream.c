@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "push.h"
 
 /* Below this much free room, compact or grow before the next read. */
 #define READ_ROOM_MIN 4096
@@ -39,6 +40,8 @@ void jrpc__stream_release_input(jrpc__stream_t *s) {
 
 void jrpc__stream_free(jrpc__stream_t *s) {
   jrpc__sink_detach(&s->sink);
+  if (s->sink.push)
+    jrpc__push_detach(s->e->push, &s->sink); /* its subscriptions end */
   if (s->buf)
     release_input(s);
   jrpc__out_free(&s->out);

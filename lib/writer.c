@@ -309,16 +309,7 @@ int jrpc__writer_raw(jrpc__writer_t *w, const char *s, size_t n) {
   int rc = value_begin(w);
   if (rc)
     return rc;
-  const char *p = s, *end = s + n;
-  while (p < end && !rc) {
-    const char *q = jrpc__scan_crlf(p, end);
-    if (q > p) /* a chain not yet begun has no cursor to copy 0 bytes to */
-      rc |= jrpc__out_put(w->out, p, (size_t)(q - p));
-    if (q < end)
-      rc |= jrpc__out_byte(w->out, ' ');
-    p = q + (q < end);
-  }
-  return value_end(w, rc);
+  return value_end(w, jrpc__out_put_oneline(w->out, s, n));
 }
 
 int jrpc__writer_finish(jrpc__writer_t *w, int *empty) {

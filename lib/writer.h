@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bytescan.h"
 #include "outbuf.h"
 
 /* Escaped, quoted JSON string. Invalid UTF-8 is replaced by U+FFFD. */
@@ -61,5 +62,25 @@ int jrpc__writer_null(jrpc__writer_t *w);
 /* Trusted JSON bytes; CR/LF in them (whitespace in valid JSON) become
  * spaces so a newline-framed reply can never be split. */
 int jrpc__writer_raw(jrpc__writer_t *w, const char *s, size_t n);
+
+/* n raw JSON bytes onto o with each CR and LF as a space, so that a value
+ * stays on one line (the newline framing) and means the same: both are
+ * whitespace outside strings and invalid inside them. Nonzero when o
+ * could not take them. Inline: jrpc__writer_raw's loop, and a
+ * notification's result's (push.c). */
+static inline int jrpc__out_put_oneline(jrpc__outbuf_t *o, const char *s,
+                                        size_t n) {
+  int rc = 0;
+  const char *p = s, *end = s + n;
+  while (p < end && !rc) {
+    const char *q = jrpc__scan_crlf(p, end);
+    if (q > p) /* a chain not yet begun has no cursor to copy 0 bytes to */
+      rc |= jrpc__out_put(o, p, (size_t)(q - p));
+    if (q < end)
+      rc |= jrpc__out_byte(o, ' ');
+    p = q + (q < end);
+  }
+  return rc;
+}
 
 #endif

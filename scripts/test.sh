@@ -24,8 +24,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # fails it. Only that test and what it loads are built (about 30 s of one
 # CPU); it runs in a few seconds.
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_TSAN=ON -DJRPC_WERROR=ON >/dev/null
-cmake --build build/tsan -j"$jobs" --target e2e_workers
-ctest --test-dir build/tsan -R '^e2e_workers$' --output-on-failure
+cmake --build build/tsan -j"$jobs" --target e2e_workers test_push pubsub sleep fx_push
+# Server push: the inbox under eight producers (test_push), and eight
+# threads of a plugin publishing into the daemon (cli_push_burst).
+ctest --test-dir build/tsan -R '^(e2e_workers|test_push|cli_push_burst)$' --output-on-failure
 
 # -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF: the optional parts left out (no
 # simdjson: parser = auto meaning native; no OpenSSL).

@@ -6,6 +6,17 @@
  *   kv.del  {"key": K} or [K]                 -> {"deleted": true|false}
  *   kv.stats                                  -> this worker's counts and
  *                                                everyone's, the table size
+ *   kv.watch {"prefix": P} or [P]             -> a subscription id (ABI 1.5)
+ *   kv.unwatch [id]                           -> true, or false (jrpcd's)
+ *
+ * A watch receives every later set and delete of a key starting with P,
+ * from any connection, worker or transport, as {"jsonrpc":"2.0","method":
+ * "kv.changed","params":{"subscription":ID,"result":{"key":K,"value":V,
+ * "op":"set"}}} ("op":"del" and "value":null for a delete). The prefixes
+ * ever watched are kept (at most 1024 distinct ones, error 1003 beyond):
+ * a change is published once for each that the key starts with, under
+ * the table's lock, so that watchers see changes of a key in the order
+ * the table took them. A table nobody ever watched costs nothing more.
  *
  * K is a string of 1 to 256 characters (as JSON Schema's maxLength counts
  * them: code points); V any JSON value, kept as its exact
@@ -48,6 +59,8 @@
 /* Error codes of this module (outside JSON-RPC's reserved range). */
 #define KV_TABLE_FULL 1001
 #define KV_NO_SUCH_KEY 1002
+#define KV_TOO_MANY_WATCHED 1003
+#define KV_MAX_WATCHED 1024
 
 typedef struct entry {
   struct entry *next;
@@ -78,6 +91,9 @@ typedef struct kv {
   worker_slot_t **slots;
   unsigned nslots;
   uint64_t retired[C_N];
+  jrpc_pub_t *pub;
+  char **watched; /* prefixes ever watched (NUL-terminated), to publish on */
+  size_t nwatched;
 } kv_t;
 
 static inline void bump(worker_slot_t *w, int which) {
@@ -132,7 +148,8 @@ static size_t characters(const char *s, size_t n) {
 /* The key (and, with want_value, the value) from [K] / [K, V] or
  * {"key": K, "value": V}. */
 static int read_params(jrpc_call_t *c, jrpc_val_t params, int want_value,
-                       const char **key, size_t *klen, jrpc_val_t *value) {
+                       const char **key, size_t *klen, jrpc_val_t *value,
+                       jrpc_val_t *key_view) {
   jrpc_val_t k, v;
   switch (jrpc_type(c, params)) {
   case JRPC_T_ARRAY:
@@ -162,6 +179,7 @@ static int read_params(jrpc_call_t *c, jrpc_val_t params, int want_value,
   if (want_value && jrpc_is_none(v))
     return bad_param(c, "value", "missing");
   *value = v;
+  *key_view = k;
   return 0;
 }
 
@@ -170,8 +188,36 @@ static int read_params(jrpc_call_t *c, jrpc_val_t params, int want_value,
 /* kv.get and kv.del: the key alone. */
 static int key_only(jrpc_call_t *c, jrpc_val_t params, const char **key,
                     size_t *klen) {
-  jrpc_val_t unused;
-  return read_params(c, params, 0, key, klen, &unused);
+  jrpc_val_t unused, key_view;
+  return read_params(c, params, 0, key, klen, &unused, &key_view);
+}
+
+/* The change of key (whose JSON text is key_json) as watchers get it, to
+ * each watched prefix the key starts with. Callers hold mu, so that
+ * changes of a key reach watchers in the table's order (jrpc_publish never
+ * waits). value NULL: a delete. */
+static void publish_change(jrpc_call_t *c, kv_t *kv, const char *key,
+                           size_t klen, jrpc_val_t key_view, const char *value,
+                           size_t vlen) {
+  const char *kj;
+  size_t kjn;
+  char *json = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < kv->nwatched; i++) {
+    size_t pn = strlen(kv->watched[i]);
+    if (pn > klen || memcmp(kv->watched[i], key, pn) != 0)
+      continue;
+    if (!json) { /* made once, for the first watcher's prefix */
+      if (jrpc_raw(c, key_view, &kj, &kjn) != 0 ||
+          !(json = jrpc_alloc(c, kjn + vlen + 40)))
+        return;
+      n = (size_t)sprintf(json, "{\"key\":%.*s,\"value\":", (int)kjn, kj);
+      memcpy(json + n, value ? value : "null", value ? vlen : 4);
+      n += value ? vlen : 4;
+      n += (size_t)sprintf(json + n, ",\"op\":\"%s\"}", value ? "set" : "del");
+    }
+    (void)jrpc_publish(kv->pub, kv->watched[i], json, n);
+  }
 }
 
 /* {"NAME": flag} */
@@ -186,8 +232,8 @@ static int kv_set(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   kv_t *kv = udata;
   const char *key, *text;
   size_t klen, vlen;
-  jrpc_val_t v;
-  if (read_params(c, params, 1, &key, &klen, &v))
+  jrpc_val_t v, key_view;
+  if (read_params(c, params, 1, &key, &klen, &v, &key_view))
     return JRPC_EFAIL;
   jrpc_raw(c, v, &text, &vlen);
   if (vlen > kv->max_value) {
@@ -214,6 +260,7 @@ static int kv_set(jrpc_call_t *c, jrpc_val_t params, void *udata) {
     e->next = old ? old->next : NULL;
     *p = e;
     kv->count += !old;
+    publish_change(c, kv, key, klen, key_view, text, vlen);
   }
   pthread_mutex_unlock(&kv->mu);
   free(full ? e : old);
@@ -267,7 +314,8 @@ static int kv_del(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   kv_t *kv = udata;
   const char *key;
   size_t klen;
-  if (key_only(c, params, &key, &klen))
+  jrpc_val_t unused, key_view;
+  if (read_params(c, params, 0, &key, &klen, &unused, &key_view))
     return JRPC_EFAIL;
   bump(jrpc_worker_data(c), C_DEL);
   pthread_mutex_lock(&kv->mu);
@@ -276,10 +324,47 @@ static int kv_del(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   if (e) {
     *p = e->next;
     kv->count--;
+    publish_change(c, kv, key, klen, key_view, NULL, 0);
   }
   pthread_mutex_unlock(&kv->mu);
   free(e);
   return w_flag(c, "deleted", e != NULL);
+}
+
+/* kv.watch: P joins the prefixes changes are published on, once. */
+static int kv_watch(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  kv_t *kv = udata;
+  jrpc_val_t p = jrpc_type(c, params) == JRPC_T_ARRAY
+                     ? jrpc_at(c, params, 0)
+                     : jrpc_get(c, params, "prefix");
+  const char *prefix;
+  size_t n;
+  if (jrpc_as_str(c, p, &prefix, &n) != 0 || memchr(prefix, '\0', n) ||
+      characters(prefix, n) > KV_MAX_KEY)
+    return bad_param(c, "prefix", "a string of at most 256 characters");
+  pthread_mutex_lock(&kv->mu);
+  size_t i = 0;
+  while (i < kv->nwatched && strcmp(kv->watched[i], prefix) != 0)
+    i++;
+  int rc = 0;
+  if (i == kv->nwatched) {
+    char **w = kv->nwatched < KV_MAX_WATCHED
+                   ? realloc(kv->watched, (i + 1) * sizeof(*w))
+                   : NULL;
+    char *copy = w ? strdup(prefix) : NULL;
+    if (w)
+      kv->watched = w;
+    if (copy)
+      kv->watched[kv->nwatched++] = copy;
+    else
+      rc = kv->nwatched < KV_MAX_WATCHED ? JRPC_ENOMEM : KV_TOO_MANY_WATCHED;
+  }
+  pthread_mutex_unlock(&kv->mu);
+  if (rc == KV_TOO_MANY_WATCHED)
+    return jrpc_error(c, KV_TOO_MANY_WATCHED, "Too many watched prefixes");
+  if (rc)
+    return jrpc_error(c, JRPC_INTERNAL_ERROR, "out of memory");
+  return jrpc_subscribe_accept(c, prefix, n);
 }
 
 static void w_counts(jrpc_call_t *c, const char *name, const uint64_t n[C_N]) {
@@ -397,6 +482,9 @@ static void fini(void *mod_data) {
     }
   free(kv->buckets);
   free(kv->slots);
+  for (size_t i = 0; i < kv->nwatched; i++)
+    free(kv->watched[i]);
+  free(kv->watched);
   pthread_mutex_destroy(&kv->mu);
   free(kv);
 }
@@ -468,6 +556,23 @@ static int init(jrpc_reg_t *r, void **mod_data) {
     if (!rc)
       rc = jrpc_describe(r, methods[i].name, methods[i].desc);
   }
+  kv->pub = jrpc_publisher(r);
+  if (!rc && kv->pub) /* a host with server push */
+    rc = jrpc_subscription(r, "kv.watch", "kv.unwatch", "kv.changed", kv_watch,
+                           kv);
+  if (!rc && kv->pub)
+    rc = jrpc_describe(
+        r, "kv.watch",
+        "{\"summary\":\"kv.changed notifications for every later set and "
+        "delete of a key starting with prefix\",\"paramStructure\":"
+        "\"either\",\"params\":[{\"name\":\"prefix\",\"required\":true,"
+        "\"schema\":{\"type\":\"string\",\"maxLength\":" STR(
+            KV_MAX_KEY) "}}],"
+                        "\"result\":{\"name\":\"subscription\",\"schema\":{"
+                        "\"type\":"
+                        "\"string\"}},\"errors\":[" PARAMS_ERROR
+                        ",{\"code\":1003,"
+                        "\"message\":\"Too many watched prefixes\"}]}");
   if (rc) { /* no fini follows a failed init */
     fini(kv);
     return rc;

@@ -11,6 +11,13 @@
  * {"ms": N}, N an integer from 0 to max_ms (config key max_ms, default
  * 60000).
  *
+ * sleep.work_ms with {"ms": N, "progress": T} sleeps in ten steps and after
+ * each sends its caller LSP's progress notification (ABI 1.5,
+ * jrpc_notify): {"jsonrpc":"2.0","method":"$/progress","params":{"token":
+ * T,"value":{"kind":"report","percentage":P}}}, P from 10 to 100, all
+ * before the reply. Each step's end runs on the call's loop, so the
+ * notifications and the reply go out in that order.
+ *
  * All state lives in the instance (mod_data): during a config reload two
  * instances of this shared object are live at once, each with its own timer
  * thread. */
@@ -198,13 +205,16 @@ static int bad_param(jrpc_call_t *c, const char *name, const char *why) {
   return JRPC_EFAIL;
 }
 
-static int read_ms(jrpc_call_t *c, jrpc_val_t params, int64_t max_ms,
+/* N from [N] or {"ms": N}; with `more`, [N, X] too (X is the caller's). */
+static int read_ms(jrpc_call_t *c, jrpc_val_t params, int64_t max_ms, int more,
                    int64_t *ms) {
   jrpc_val_t v;
   switch (jrpc_type(c, params)) {
   case JRPC_T_ARRAY:
-    if (jrpc_len(c, params) != 1)
-      return bad_param(c, "params", "expected exactly one number");
+    if (jrpc_len(c, params) != 1 && (!more || jrpc_len(c, params) != 2))
+      return bad_param(c, "params",
+                       more ? "expected [ms] or [ms, progress]"
+                            : "expected exactly one number");
     v = jrpc_first(c, params);
     break;
   case JRPC_T_OBJECT:
@@ -235,7 +245,7 @@ static int no_async(jrpc_call_t *c) {
 static int sleep_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   sleeper_t *s = udata;
   int64_t ms;
-  if (read_ms(c, params, s->max_ms, &ms))
+  if (read_ms(c, params, s->max_ms, 0, &ms))
     return JRPC_EFAIL;
   uint64_t due = now_ns() + (uint64_t)ms * NS_PER_MS;
 
@@ -291,30 +301,82 @@ static void work_sleep(void *arg) {
   }
 }
 
-static void work_reply(jrpc_call_t *d, void *arg) {
-  work_t *w = arg;
-  jrpc_w_i64(d, w->ms); /* refused, and nothing sent, if d was cancelled */
+/* sleep.work_ms: the sleep in `steps` parts on the pool, each part's end
+ * back on the loop (its progress notification, with a token), then the
+ * next part or the reply. */
+typedef struct progress {
+  work_t w; /* this part's sleep */
+  int64_t total_ms;
+  uint32_t step, steps;
+  const char *token; /* raw JSON, in the call's memory; NULL: no progress */
+  size_t token_n;
+} progress_t;
+
+static void notify_progress(jrpc_call_t *d, const progress_t *p) {
+  char *json = jrpc_alloc(d, p->token_n + 80);
+  if (!json || jrpc_cancelled(d))
+    return;
+  int n = snprintf(json, p->token_n + 80,
+                   "{\"token\":%.*s,\"value\":{\"kind\":\"report\","
+                   "\"percentage\":%u}}",
+                   (int)p->token_n, p->token, 100u * p->step / p->steps);
+  /* Dropped (and counted) when the caller does not read its output; the
+   * reply is not. */
+  (void)jrpc_notify(d, "$/progress", json, (size_t)n);
+}
+
+static void step_done(jrpc_call_t *d, void *arg) {
+  progress_t *p = arg;
+  p->step++;
+  if (p->token)
+    notify_progress(d, p);
+  if (p->step < p->steps && !jrpc_cancelled(d)) {
+    int64_t part = p->total_ms / p->steps;
+    p->w.ms = p->step + 1 < p->steps ? part : p->total_ms - part * p->step;
+    if (jrpc_queue_work(d, work_sleep, step_done, p) == 0)
+      return;
+  }
+  jrpc_w_i64(d, p->total_ms); /* refused, and nothing sent, if cancelled */
   jrpc_finish(d);
 }
 
 static int sleep_work_ms(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   sleeper_t *s = udata;
   int64_t ms;
-  if (read_ms(c, params, s->max_ms, &ms))
+  if (read_ms(c, params, s->max_ms, 1, &ms))
     return JRPC_EFAIL;
+  const char *token = NULL;
+  size_t token_n = 0;
+  jrpc_val_t t = jrpc_type(c, params) == JRPC_T_OBJECT
+                     ? jrpc_get(c, params, "progress")
+                     : jrpc_at(c, params, 1);
+  jrpc_type_t tt = jrpc_type(c, t);
+  if (!jrpc_is_none(t) && ((tt != JRPC_T_STRING && tt != JRPC_T_NUMBER) ||
+                           jrpc_raw(c, t, &token, &token_n) != 0))
+    return bad_param(c, "progress",
+                     "a string or a number (LSP's ProgressToken)");
   jrpc_call_t *d = jrpc_defer(c);
   if (!d)
     return no_async(c);
-  work_t *w = jrpc_alloc(d, sizeof(*w));
-  if (!w) {
+  progress_t *p = jrpc_alloc(d, sizeof(*p));
+  char *tok = jrpc_alloc(d, token_n ? token_n : 1);
+  if (!p || !tok) {
     jrpc_error(d, JRPC_INTERNAL_ERROR, "out of memory");
     jrpc_finish(d);
     return JRPC_ASYNC;
   }
-  w->d = d;
-  w->ms = ms;
+  if (token_n)
+    memcpy(tok, token, token_n); /* params go when this handler returns */
+  uint32_t steps = token ? 10 : 1;
+  *p = (progress_t){.w = {d, ms / steps},
+                    .total_ms = ms,
+                    .steps = steps,
+                    .token = token ? tok : NULL,
+                    .token_n = token_n};
+  if (steps == 1)
+    p->w.ms = ms;
   /* Nothing was scheduled on failure, and the call is still ours. */
-  if (jrpc_queue_work(d, work_sleep, work_reply, w) != 0) {
+  if (jrpc_queue_work(d, work_sleep, step_done, p) != 0) {
     jrpc_error(d, JRPC_INTERNAL_ERROR, "cannot queue the work");
     jrpc_finish(d);
   }
@@ -413,19 +475,23 @@ static int init(jrpc_reg_t *r, void **mod_data) {
   /* Both take N milliseconds, by position or as {"ms": N}, N from 0 to
    * this instance's max_ms (which the description states, so that calls
    * made from it are not refused). */
-  char desc[2][512];
+  char desc[2][768];
   static const char *const summaries[2] = {
       "answers ms after ms milliseconds",
       "the same, sleeping on a pool thread"};
+  static const char *const more_params[2] = {
+      "", ",{\"name\":\"progress\",\"description\":\"a token: $/progress "
+          "notifications with it after each tenth of the sleep\","
+          "\"schema\":{\"type\":[\"string\",\"integer\"]}}"};
   for (int i = 0; i < 2; i++)
     snprintf(desc[i], sizeof(desc[i]),
              "{\"summary\":\"%s\",\"paramStructure\":\"either\",\"params\":["
              "{\"name\":\"ms\",\"required\":true,\"schema\":{\"type\":"
-             "\"integer\",\"minimum\":0,\"maximum\":%lld}}],\"result\":{"
+             "\"integer\",\"minimum\":0,\"maximum\":%lld}}%s],\"result\":{"
              "\"name\":\"ms\",\"schema\":{\"type\":\"integer\"}},"
              "\"errors\":[{\"code\":-32602,\"message\":\"Invalid params\"}],"
              "\"x-jrpcd-async\":true}",
-             summaries[i], (long long)max_ms);
+             summaries[i], (long long)max_ms, more_params[i]);
   rc = jrpc_register(r, "sleep.ms", sleep_ms, s);
   if (!rc)
     rc = jrpc_describe(r, "sleep.ms", desc[0]);

@@ -106,7 +106,7 @@ CONF
   check "openrpc 1.2.6, info with jrpcd's title and version" \
     'd["openrpc"] == "1.2.6" and d["info"]["title"] == "jrpcd" and d["info"]["version"]'
   check "every method it may call, sorted, rpc.discover left out" \
-    '[m["name"] for m in d["methods"]] == ["echo", "fx.ok", "kv.del", "kv.get", "kv.set", "kv.stats", "math.add", "math.divide", "math.multiply", "math.subtract", "rpc.stats", "sleep.ms"]'
+    '[m["name"] for m in d["methods"]] == ["echo", "fx.ok", "kv.del", "kv.get", "kv.set", "kv.stats", "kv.unwatch", "kv.watch", "math.add", "math.divide", "math.multiply", "math.subtract", "rpc.stats", "sleep.ms"]'
   check "math.add as the math module described it" \
     '[m for m in d["methods"] if m["name"] == "math.add"][0]["params"][1] == {"name": "b", "required": True, "schema": {"type": "number"}}'
   check "fx.ok, undescribed: any params" \

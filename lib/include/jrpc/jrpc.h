@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 #define JRPC_ABI_MAJOR 1
-#define JRPC_ABI_MINOR 4
+#define JRPC_ABI_MINOR 5
 #define JRPC_MODULE_MAGIC 0x4A525043u /* "JRPC" */
 
 /* Return values of API functions and handlers: 0, JRPC_ASYNC, or a negative
@@ -57,6 +57,11 @@ enum {
   JRPC_SHUTTING_DOWN = -32007,
   JRPC_CANCELLED = -32008,
   JRPC_FRAME_TIMEOUT = -32009,
+  /* ABI 1.5: a subscription over a framing that cannot carry a
+   * notification of the server's (HTTP POST) */
+  JRPC_PUSH_UNSUPPORTED = -32010,
+  /* ABI 1.5: max_subscriptions_per_connection or max_subscriptions */
+  JRPC_TOO_MANY_SUBSCRIPTIONS = -32011,
   /* LSP's RequestCancelled: the client's $/cancelRequest ended the call */
   JRPC_REQUEST_CANCELLED = -32800,
 };
@@ -93,6 +98,12 @@ typedef struct jrpc_call {
 typedef struct jrpc_reg {
   const struct jrpc_api *api;
 } jrpc_reg_t;
+
+/* A module's publisher (ABI 1.5, jrpc_publisher): valid until its fini
+ * has returned, usable from any thread. */
+typedef struct jrpc_pub {
+  const struct jrpc_api *api;
+} jrpc_pub_t;
 
 typedef int (*jrpc_handler_fn)(jrpc_call_t *c, jrpc_val_t params, void *udata);
 
@@ -219,6 +230,16 @@ struct jrpc_api {
 
   /* ---- 1.4: the module's config keys ---- */
   int (*conf_keys)(jrpc_reg_t *r, const char *const *keys);
+
+  /* ---- 1.5: server push ---- */
+  int (*subscription)(jrpc_reg_t *r, const char *method,
+                      const char *unsubscribe, const char *notification,
+                      jrpc_handler_fn fn, void *udata);
+  int (*subscribe_accept)(jrpc_call_t *c, const char *topic, size_t n);
+  jrpc_pub_t *(*publisher)(jrpc_reg_t *r);
+  int (*publish)(jrpc_pub_t *p, const char *topic, size_t topic_n,
+                 const char *json, size_t n);
+  int (*notify)(jrpc_call_t *c, const char *method, const char *json, size_t n);
 };
 
 /* Log levels for jrpc_log(). */
@@ -264,6 +285,41 @@ static inline int jrpc_on_worker(jrpc_reg_t *r, jrpc_worker_init_fn init,
 /* The calling worker's slot of the module (ABI 1.3). */
 static inline void *jrpc_worker_data(jrpc_call_t *c) {
   return JRPC__API(c)->worker_data(c);
+}
+
+/* In init: method fn subscribes; the daemon answers `unsubscribe` and
+ * sends `notification`s (ABI 1.5). */
+static inline int jrpc_subscription(jrpc_reg_t *r, const char *method,
+                                    const char *unsubscribe,
+                                    const char *notification,
+                                    jrpc_handler_fn fn, void *udata) {
+  return JRPC__API(r)->subscription(r, method, unsubscribe, notification, fn,
+                                    udata);
+}
+/* In the subscribe handler: accept on topic; the result is the
+ * subscription's id (ABI 1.5). Return what it returns. */
+static inline int jrpc_subscribe_accept(jrpc_call_t *c, const char *topic,
+                                        size_t n) {
+  return JRPC__API(c)->subscribe_accept(c, topic, n);
+}
+/* In init: the module's publisher, for any thread (ABI 1.5). */
+static inline jrpc_pub_t *jrpc_publisher(jrpc_reg_t *r) {
+  return JRPC__API(r)->publisher(r);
+}
+/* Any thread, never blocks: json (valid JSON, not checked) as the result
+ * of a notification to every subscription on topic (ABI 1.5). */
+static inline int jrpc_publish(jrpc_pub_t *p, const char *topic,
+                               const char *json, size_t n) {
+  size_t k = 0;
+  while (topic[k])
+    k++;
+  return JRPC__API(p)->publish(p, topic, k, json, n);
+}
+/* On a deferred call, on its loop: a notification to its caller before
+ * the reply (progress), params json (ABI 1.5). */
+static inline int jrpc_notify(jrpc_call_t *c, const char *method,
+                              const char *json, size_t n) {
+  return JRPC__API(c)->notify(c, method, json, n);
 }
 
 static inline jrpc_type_t jrpc_type(jrpc_call_t *c, jrpc_val_t v) {

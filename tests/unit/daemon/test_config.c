@@ -658,7 +658,9 @@ static void test_errors(void **state) {
                "[server] worker: unknown key; did you mean workers? (workers, "
                "parser, plugin_dir, ",
                "output_high_water, max_pending_calls, "
-               "max_pending_calls_total, parser_auto_threshold, "
+               "max_pending_calls_total, max_push_bytes, push_overflow, "
+               "max_subscriptions_per_connection, max_subscriptions, "
+               "parser_auto_threshold, "
                "early_reply_frames, frame_timeout_ms, call_timeout_ms, "
                "thread_pool, max_header_bytes, drain_ms, validate_params, "
                "slow_call_ms)");

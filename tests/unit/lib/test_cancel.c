@@ -444,7 +444,7 @@ static int fx_init(jrpc_reg_t *r, void **mod_data) {
 }
 static void test_older_minor_loads(void **state) {
   (void)state;
-  assert_int_equal(JRPC_ABI_MINOR, 4);
+  assert_int_equal(JRPC_ABI_MINOR, 5);
   char err[256];
   for (uint16_t minor = 0; minor <= JRPC_ABI_MINOR + 1; minor++) {
     jrpc_module_info_t info = {JRPC_MODULE_MAGIC,
