@@ -53,7 +53,7 @@ EXEMPT=(
   'packaging/README.md|cmake -S . -B build/deb -DCMAKE_INSTALL_PREFIX=/usr -DJRPC_TESTS=OFF -DJRPC_BENCH=OFF|package|the same build as docs/install.md'"'"'s, which pkg_deb runs in a tree of its own'
   'docs/install.md|sudo systemctl enable --now jrpcd.service|unit|needs systemd as PID 1 and the package installed'
   'docs/install.md|sudo systemctl enable --now jrpcd.socket|unit|needs systemd as PID 1 and the package installed'
-  'docs/install.md|systemctl status jrpcd.service          # Status: "serving 13 methods from 4 plugins with 2 workers" (on 2 CPUs)|status|needs systemd as PID 1 and the journal; jrpcd'"'"'s STATUS= and SIGHUP under systemd are tests/cli/activation.sh'"'"'s'
+  'docs/install.md|systemctl status jrpcd.service          # Status: "serving 15 methods from 4 plugins with 2 workers" (on 2 CPUs)|status|needs systemd as PID 1 and the journal; jrpcd'"'"'s STATUS= and SIGHUP under systemd are tests/cli/activation.sh'"'"'s'
   'docs/handlers.md|cp -r examples/out-of-tree-handler ~/hello && cd ~/hello|out_of_tree|installs into the system'"'"'s plugin folder and reloads the installed service'
   'docs/scaling.md|readinessProbe:|-|a Kubernetes Pod spec fragment: CI has no cluster; the /health it probes is the curl examples'"'"' (cli_readme_curl) and its 503 while draining tests/scale'"'"'s'
   'packaging/README.md|/usr/bin/jrpcd, jrpc|layout|a listing of installed files, not a command'
