@@ -443,6 +443,11 @@ void jrpcd_accesslog_close(jrpcd_accesslog_t *l) {
   atomic_store(&l->stop, 1);
   wake_writer(l);
   pthread_join(l->thread, NULL);
+  uint64_t dropped = jrpcd_accesslog_dropped(l);
+  if (dropped)
+    jrpcd_warn("access_log %s: %llu lines dropped since the start (the file "
+               "did not keep up)",
+               l->path, (unsigned long long)dropped);
   pthread_cond_destroy(&l->cv);
   pthread_mutex_destroy(&l->mu);
   free_log(l);

@@ -154,6 +154,8 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   w_num(c, "uptime_ms", (uv_hrtime() - srv->start_ns) / 1000000u);
   w_num(c, "generation", g->serial);
   w_num(c, "connections", atomic_load(&srv->nconns));
+  if (srv->alog_on)
+    w_num(c, "access_log_dropped", jrpcd_accesslog_dropped(&srv->alog));
   w_workers(c, srv);
   int rc = w_methods(c, g, &scope);
   if (!rc)
