@@ -23,7 +23,10 @@
 
 #define WRITER_PERIOD_MS 100 /* how often the writer looks at the buffers */
 #define STOP_WAIT_MS 1000    /* at the stop, for a file that takes nothing */
-#define LINE_MAX_BYTES 1024  /* escaped method (4 x 128) and the rest */
+#define LISTENER_MAX 64      /* bytes of its name kept in a line */
+#define LINE_MAX_BYTES                                                         \
+  1024 /* escaped method (4 x 128), listener (4 x 64),                         \
+          and the rest */
 
 static int open_log(const char *path) {
   /* Non-blocking: a FIFO whose reader stops reading must not hold the
@@ -146,6 +149,7 @@ static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
   line_t l = {buf, buf + cap - 1}; /* room kept for the newline */
   const jrpcd_listener_t *lis = d->origin;
   const char *listener = lis ? lis->name : "-";
+  size_t listener_n = strnlen(listener, LISTENER_MAX);
   char peer[96];
   jrpcd_peer_text(d->peer, peer, sizeof(peer));
   const char *method = d->method ? d->method : "";
@@ -159,7 +163,7 @@ static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
     put_str(&l, "{\"time\":\"");
     put_time(&l, w);
     put_str(&l, "\",\"listener\":\"");
-    json_escape(&l, listener, strlen(listener));
+    json_escape(&l, listener, listener_n);
     put_str(&l, "\",\"kind\":\"");
     put_str(&l, kind);
     put_str(&l, "\",\"code\":");
@@ -184,7 +188,7 @@ static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
   } else {
     put_time(&l, w);
     put_str(&l, " ");
-    text_escape(&l, listener, strlen(listener), 1);
+    text_escape(&l, listener, listener_n, 1);
     put_str(&l, " ");
     put_str(&l, kind);
     put_str(&l, " ");

@@ -355,6 +355,22 @@ else
   show "$T/text.err"
 fi
 expect_in text err "access_log: reopened $T/text.log" || true
+# Restart-only: a SIGHUP that changes it says so, and lines go on where
+# they went.
+sed -i "s|^access_log = .*|access_log = $T/other.log|" "$T/text.conf"
+kill -HUP "$PID"
+for ((i = 0; i < 100; i++)); do
+  grep -qF "[server] access_log changed, but it takes effect only at a restart" "$T/text.err" && break
+  sleep 0.05
+done
+expect_in text err "[server] access_log changed, but it takes effect only at a restart: not applied" || true
+n0=$(wc -l <"$T/text.log")
+client unix "$T/s.sock" 1 "$ADD2" >/dev/null || true
+if wait_lines "$T/text.log" $((n0 + 1)) && [[ ! -e "$T/other.log" ]]; then
+  pass "SIGHUP with a new access_log: logged as not applied, lines go on to the file open"
+else
+  fail "SIGHUP with a new access_log: lines did not go on to $T/text.log"
+fi
 stop_daemon text "$PID" "$T/s.sock"
 
 # ---- a FIFO nobody reads ------------------------------------------------------
