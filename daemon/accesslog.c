@@ -271,6 +271,7 @@ static void write_all(jrpcd_accesslog_t *l, int fd, const char *p, size_t n) {
     if (k > 0) {
       p += k;
       n -= (size_t)k;
+      l->write_errno = 0;
       continue;
     }
     if (k < 0 && errno == EINTR)
@@ -287,9 +288,17 @@ static void write_all(jrpcd_accesslog_t *l, int fd, const char *p, size_t n) {
       poll(&pfd, 1, WRITER_PERIOD_MS);
       continue;
     }
-    jrpcd_error("access_log %s: cannot write: %s; %llu lines lost", l->path,
-                k < 0 ? strerror(errno) : "no progress",
-                (unsigned long long)lines_in(p, n));
+    /* A full disk fails every round: a line a minute says so, and the
+     * dropped counter has every line. */
+    int err = k < 0 ? errno : EIO;
+    uint64_t now = now_ms();
+    if (err != l->write_errno || now - l->write_err_ms >= 60000) {
+      jrpcd_error("access_log %s: cannot write: %s; lines are dropped (and "
+                  "counted) until it can",
+                  l->path, strerror(err));
+      l->write_errno = err;
+      l->write_err_ms = now;
+    }
     break;
   }
   if (n > 0)

@@ -51,6 +51,9 @@ typedef struct jrpcd_accesslog {
   int wake;
   atomic_int stop;
   atomic_ullong dropped; /* lines not written, in all */
+  /* The writer's: the last write error logged, and when (monotonic ms). */
+  int write_errno;
+  uint64_t write_err_ms;
 } jrpcd_accesslog_t;
 
 /* Opens path for appending (created 0640 if missing) and starts the

@@ -418,4 +418,26 @@ stop_daemon stuck "$PID" "$T/s.sock"
 expect_in stuck err "lines dropped since the start" || true
 exec 3<&-
 
+# A file that refuses every write (/dev/full: ENOSPC): calls are served,
+# the error is logged once (not every round), the lines counted dropped.
+if [[ -w /dev/full ]]; then
+  printf '[server]\nplugin_dir = %s\naccess_log = /dev/full\n[listen a]\nunix = %s\nstats = full\n[plugin math]\npath = math.so\n' \
+    "$HANDLERS" "$T/full.sock" >"$T/full.conf"
+  start_daemon full "$T/full.conf" "$T/full.sock"
+  for i in 1 2 3 4 5; do
+    expect_call "/dev/full log, call $i" "$T/full.sock" "$ADD" "$THREE"
+    sleep 0.15
+  done
+  got=$(call "$T/full.sock" '{"jsonrpc":"2.0","method":"rpc.stats","id":1}' |
+    "$PY" -c 'import json,sys; print(json.load(sys.stdin)["result"]["access_log_dropped"])' 2>&1) || true
+  errs=$(grep -c "cannot write: No space left on device" "$T/full.err" || true)
+  if [[ "$got" =~ ^[0-9]+$ ]] && ((got >= 5 && errs == 1)); then
+    pass "/dev/full: calls served, $got lines counted dropped, the error logged once"
+  else
+    fail "/dev/full: access_log_dropped '$got', error logged $errs times"
+    show "$T/full.err"
+  fi
+  stop_daemon full "$PID" "$T/full.sock"
+fi
+
 finish
