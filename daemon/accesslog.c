@@ -150,8 +150,13 @@ static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
   const jrpcd_listener_t *lis = d->origin;
   const char *listener = lis ? lis->name : "-";
   size_t listener_n = strnlen(listener, LISTENER_MAX);
-  char peer[96];
-  jrpcd_peer_text(d->peer, peer, sizeof(peer));
+  /* Compared whole, not by address: a new connection may take the place
+   * of one that closed. */
+  if (memcmp(d->peer, &w->peer, sizeof(w->peer)) != 0) {
+    w->peer = *d->peer;
+    jrpcd_peer_text(d->peer, w->peer_text, sizeof(w->peer_text));
+  }
+  const char *peer = w->peer_text;
   const char *method = d->method ? d->method : "";
   size_t method_n = d->method_n;
   int cut = method_n > JRPCD_ALOG_METHOD_MAX;
@@ -389,6 +394,7 @@ int jrpcd_accesslog_open(jrpcd_accesslog_t *l, const char *path, int format,
     jrpcd_alog_worker_t *w = &l->workers[i];
     w->log = l;
     w->sec = -1;
+    w->peer.family = -1; /* no peer has it: the first call fills the text */
     pthread_mutex_init(&w->mu, NULL);
     if (!(w->buf = malloc(JRPCD_ALOG_BUF))) {
       snprintf(err, errlen, "out of memory");

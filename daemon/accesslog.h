@@ -31,9 +31,12 @@ typedef struct jrpcd_alog_worker {
   char *buf;
   size_t len;
   uint8_t kicked; /* the writer was woken for this buffer's fill */
-  /* The worker's own: the wall-clock second whose text is cached. */
+  /* The worker's own: the wall-clock second whose text is cached, and
+   * the peer (its calls come in runs from one connection). */
   int64_t sec;
   char sec_text[24];
+  jrpc_peer_t peer;
+  char peer_text[96];
 } jrpcd_alog_worker_t;
 
 typedef struct jrpcd_accesslog {
