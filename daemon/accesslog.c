@@ -144,78 +144,100 @@ static void put_time(line_t *l, jrpcd_alog_worker_t *w) {
   put(l, frac, 5);
 }
 
-static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
-                          char *buf, size_t cap) {
-  line_t l = {buf, buf + cap - 1}; /* room kept for the newline */
+/* What a line says of a call, in either format. */
+typedef struct fields {
+  const char *listener, *peer, *kind, *method; /* method NULL: none */
+  size_t listener_n, method_n;
+  int cut; /* method_n is the first JRPCD_ALOG_METHOD_MAX bytes */
+  int code;
+  uint64_t us, bytes;
+} fields_t;
+
+static void fields_of(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
+                      fields_t *f) {
   const jrpcd_listener_t *lis = d->origin;
-  const char *listener = lis ? lis->name : "-";
-  size_t listener_n = strnlen(listener, LISTENER_MAX);
+  f->listener = lis ? lis->name : "-";
+  f->listener_n = strnlen(f->listener, LISTENER_MAX);
   /* Compared whole, not by address: a new connection may take the place
    * of one that closed. */
   if (memcmp(d->peer, &w->peer, sizeof(w->peer)) != 0) {
     w->peer = *d->peer;
     jrpcd_peer_text(d->peer, w->peer_text, sizeof(w->peer_text));
   }
-  const char *peer = w->peer_text;
-  const char *method = d->method ? d->method : "";
-  size_t method_n = d->method_n;
-  int cut = method_n > JRPCD_ALOG_METHOD_MAX;
-  if (cut)
-    method_n = JRPCD_ALOG_METHOD_MAX;
-  uint64_t us = d->end_ns > d->start_ns ? (d->end_ns - d->start_ns) / 1000u : 0;
-  const char *kind = d->notify ? "notification" : "call";
-  if (w->log->format == JRPCD_ALOG_JSON) {
-    put_str(&l, "{\"time\":\"");
-    put_time(&l, w);
-    put_str(&l, "\",\"listener\":\"");
-    json_escape(&l, listener, listener_n);
-    put_str(&l, "\",\"kind\":\"");
-    put_str(&l, kind);
-    put_str(&l, "\",\"code\":");
-    put_i64(&l, d->code);
-    put_str(&l, ",\"us\":");
-    put_u64(&l, us);
-    put_str(&l, ",\"bytes\":");
-    put_u64(&l, d->reply_bytes);
-    put_str(&l, ",\"peer\":\"");
-    json_escape(&l, peer, strlen(peer));
-    put_str(&l, "\",\"method\":");
-    if (d->method) {
-      put_str(&l, "\"");
-      json_escape(&l, method, method_n);
-      put_str(&l, "\"");
-    } else {
-      put_str(&l, "null");
-    }
-    if (cut)
-      put_str(&l, ",\"method_cut\":true");
-    put_str(&l, "}");
+  f->peer = w->peer_text;
+  f->kind = d->notify ? "notification" : "call";
+  f->method = d->method;
+  f->method_n = d->method_n;
+  f->cut = f->method_n > JRPCD_ALOG_METHOD_MAX;
+  if (f->cut)
+    f->method_n = JRPCD_ALOG_METHOD_MAX;
+  f->code = d->code;
+  f->us = d->end_ns > d->start_ns ? (d->end_ns - d->start_ns) / 1000u : 0;
+  f->bytes = d->reply_bytes;
+}
+
+static void format_json(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
+  put_str(l, "{\"time\":\"");
+  put_time(l, w);
+  put_str(l, "\",\"listener\":\"");
+  json_escape(l, f->listener, f->listener_n);
+  put_str(l, "\",\"kind\":\"");
+  put_str(l, f->kind);
+  put_str(l, "\",\"code\":");
+  put_i64(l, f->code);
+  put_str(l, ",\"us\":");
+  put_u64(l, f->us);
+  put_str(l, ",\"bytes\":");
+  put_u64(l, f->bytes);
+  put_str(l, ",\"peer\":\"");
+  json_escape(l, f->peer, strlen(f->peer));
+  if (f->method) {
+    put_str(l, "\",\"method\":\"");
+    json_escape(l, f->method, f->method_n);
+    put_str(l, f->cut ? "\",\"method_cut\":true}" : "\"}");
   } else {
-    put_time(&l, w);
-    put_str(&l, " ");
-    text_escape(&l, listener, listener_n, 1);
-    put_str(&l, " ");
-    put_str(&l, kind);
-    put_str(&l, " ");
-    put_i64(&l, d->code);
-    put_str(&l, " ");
-    put_u64(&l, us);
-    put_str(&l, " ");
-    put_u64(&l, d->reply_bytes);
-    put_str(&l, " \"");
-    text_escape(&l, peer, strlen(peer), 0);
-    put_str(&l, "\" ");
-    if (d->method) {
-      put_str(&l, "\"");
-      text_escape(&l, method, method_n, 0);
-      /* A backslash is never written bare otherwise: unambiguous. */
-      if (cut)
-        put_str(&l, "\\...");
-      put_str(&l, "\"");
-    } else {
-      put_str(&l, "-");
-    }
+    put_str(l, "\",\"method\":null}");
   }
+}
+
+/* TIME LISTENER KIND CODE US BYTES "PEER" "METHOD" (see the top). */
+static void format_text(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
+  put_time(l, w);
+  put_str(l, " ");
+  text_escape(l, f->listener, f->listener_n, 1);
+  put_str(l, " ");
+  put_str(l, f->kind);
+  put_str(l, " ");
+  put_i64(l, f->code);
+  put_str(l, " ");
+  put_u64(l, f->us);
+  put_str(l, " ");
+  put_u64(l, f->bytes);
+  put_str(l, " \"");
+  text_escape(l, f->peer, strlen(f->peer), 0);
+  if (f->method) {
+    put_str(l, "\" \"");
+    text_escape(l, f->method, f->method_n, 0);
+    /* A backslash is never written bare otherwise: unambiguous. */
+    put_str(l, f->cut ? "\\...\"" : "\"");
+  } else {
+    put_str(l, "\" -");
+  }
+}
+
+/* By access_log_format (JRPCD_ALOG_*). */
+static void (*const formats[])(line_t *, jrpcd_alog_worker_t *,
+                               const fields_t *) = {
+    [JRPCD_ALOG_TEXT] = format_text,
+    [JRPCD_ALOG_JSON] = format_json,
+};
+
+static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
+                          char *buf, size_t cap) {
+  line_t l = {buf, buf + cap - 1}; /* room kept for the newline */
+  fields_t f;
+  fields_of(w, d, &f);
+  formats[w->log->format](&l, w, &f);
   *l.p++ = '\n';
   return (size_t)(l.p - buf);
 }
