@@ -24,9 +24,9 @@
 #define WRITER_PERIOD_MS 100 /* how often the writer looks at the buffers */
 #define STOP_WAIT_MS 1000    /* at the stop, for a file that takes nothing */
 #define LISTENER_MAX 64      /* bytes of its name kept in a line */
-#define LINE_MAX_BYTES                                                         \
-  1024 /* escaped method (4 x 128), listener (4 x 64),                         \
-          and the rest */
+/* A line at its longest: method and listener escaped at 6 bytes a byte
+ * (JSON's \u00XX), the peer (under 96) and the rest (under 200). */
+#define LINE_MAX_BYTES 2048
 
 static int open_log(const char *path) {
   /* Non-blocking: a FIFO whose reader stops reading must not hold the
@@ -80,24 +80,38 @@ static void put_hex(line_t *l, const char *prefix, unsigned char c) {
 /* Text: printable ASCII as it is, every other byte, the quote and the
  * backslash as \xHH, and (unquoted fields) the space too; so a line holds
  * exactly one newline, at its end, and no quote a field did not put. */
+static int text_plain(unsigned char c, int space) {
+  return (c > 0x20 && c < 0x7f && c != '"' && c != '\\') ||
+         (c == ' ' && !space);
+}
+
 static void text_escape(line_t *l, const char *s, size_t n, int space) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c > 0x20 && c < 0x7f && c != '"' && c != '\\')
-      put(l, (const char *)&c, 1);
-    else if (c == ' ' && !space)
-      put(l, " ", 1);
-    else
-      put_hex(l, "\\x", c);
+  size_t i = 0;
+  while (i < n) {
+    size_t run = i; /* plain bytes go in one copy */
+    while (run < n && text_plain((unsigned char)s[run], space))
+      run++;
+    put(l, s + i, run - i);
+    if (run < n)
+      put_hex(l, "\\x", (unsigned char)s[run++]);
+    i = run;
   }
 }
 
 /* JSON: a string's content; well-formed UTF-8 as it is, anything else
  * (a lone surrogate a \u escape decoded to, a sequence cut short) as
  * U+FFFD. */
-static void json_escape(line_t *l, const char *s, size_t n) {
+static void json_escape(line_t *l, const char *s, size_t n, int space) {
+  (void)space; /* inside quotes always */
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   while (p < end) {
+    const unsigned char *run = p; /* plain ASCII goes in one copy */
+    while (run < end && *run >= 0x20 && *run < 0x80 && *run != '"' &&
+           *run != '\\')
+      run++;
+    put(l, (const char *)p, (size_t)(run - p));
+    if ((p = run) == end)
+      break;
     unsigned char c = *p;
     if (c == '"' || c == '\\') {
       char e[2] = {'\\', (char)c};
@@ -105,9 +119,6 @@ static void json_escape(line_t *l, const char *s, size_t n) {
       p++;
     } else if (c < 0x20) {
       put_hex(l, "\\u00", c);
-      p++;
-    } else if (c < 0x80) {
-      put(l, (const char *)p, 1);
       p++;
     } else {
       size_t k = jrpc__utf8_seq(p, end);
@@ -144,7 +155,24 @@ static void put_time(line_t *l, jrpcd_alog_worker_t *w) {
   put(l, frac, 5);
 }
 
-/* What a line says of a call, in either format. */
+struct fields;
+static void format_text(line_t *l, jrpcd_alog_worker_t *w,
+                        const struct fields *f);
+static void format_json(line_t *l, jrpcd_alog_worker_t *w,
+                        const struct fields *f);
+
+/* access_log_format: a row each (JRPCD_ALOG_*). */
+static const struct format {
+  void (*line)(line_t *l, jrpcd_alog_worker_t *w, const struct fields *f);
+  /* A string inside the line's quotes (space: outside them). */
+  void (*escape)(line_t *l, const char *s, size_t n, int space);
+} formats[] = {
+    [JRPCD_ALOG_TEXT] = {format_text, text_escape},
+    [JRPCD_ALOG_JSON] = {format_json, json_escape},
+};
+
+/* What a line says of a call, in either format; the peer already escaped
+ * for it. */
 typedef struct fields {
   const char *listener, *peer, *kind, *method; /* method NULL: none */
   size_t listener_n, method_n;
@@ -161,8 +189,12 @@ static void fields_of(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
   /* Compared whole, not by address: a new connection may take the place
    * of one that closed. */
   if (memcmp(d->peer, &w->peer, sizeof(w->peer)) != 0) {
+    char raw[96];
+    jrpcd_peer_text(d->peer, raw, sizeof(raw));
+    line_t pl = {w->peer_text, w->peer_text + sizeof(w->peer_text) - 1};
+    formats[w->log->format].escape(&pl, raw, strlen(raw), 0);
+    *pl.p = 0;
     w->peer = *d->peer;
-    jrpcd_peer_text(d->peer, w->peer_text, sizeof(w->peer_text));
   }
   f->peer = w->peer_text;
   f->kind = d->notify ? "notification" : "call";
@@ -180,7 +212,7 @@ static void format_json(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
   put_str(l, "{\"time\":\"");
   put_time(l, w);
   put_str(l, "\",\"listener\":\"");
-  json_escape(l, f->listener, f->listener_n);
+  json_escape(l, f->listener, f->listener_n, 0);
   put_str(l, "\",\"kind\":\"");
   put_str(l, f->kind);
   put_str(l, "\",\"code\":");
@@ -190,10 +222,10 @@ static void format_json(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
   put_str(l, ",\"bytes\":");
   put_u64(l, f->bytes);
   put_str(l, ",\"peer\":\"");
-  json_escape(l, f->peer, strlen(f->peer));
+  put_str(l, f->peer);
   if (f->method) {
     put_str(l, "\",\"method\":\"");
-    json_escape(l, f->method, f->method_n);
+    json_escape(l, f->method, f->method_n, 0);
     put_str(l, f->cut ? "\",\"method_cut\":true}" : "\"}");
   } else {
     put_str(l, "\",\"method\":null}");
@@ -214,7 +246,7 @@ static void format_text(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
   put_str(l, " ");
   put_u64(l, f->bytes);
   put_str(l, " \"");
-  text_escape(l, f->peer, strlen(f->peer), 0);
+  put_str(l, f->peer);
   if (f->method) {
     put_str(l, "\" \"");
     text_escape(l, f->method, f->method_n, 0);
@@ -225,19 +257,12 @@ static void format_text(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
   }
 }
 
-/* By access_log_format (JRPCD_ALOG_*). */
-static void (*const formats[])(line_t *, jrpcd_alog_worker_t *,
-                               const fields_t *) = {
-    [JRPCD_ALOG_TEXT] = format_text,
-    [JRPCD_ALOG_JSON] = format_json,
-};
-
 static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
                           char *buf, size_t cap) {
   line_t l = {buf, buf + cap - 1}; /* room kept for the newline */
   fields_t f;
   fields_of(w, d, &f);
-  formats[w->log->format](&l, w, &f);
+  formats[w->log->format].line(&l, w, &f);
   *l.p++ = '\n';
   return (size_t)(l.p - buf);
 }

@@ -36,7 +36,7 @@ typedef struct jrpcd_alog_worker {
   int64_t sec;
   char sec_text[24];
   jrpc_peer_t peer;
-  char peer_text[96];
+  char peer_text[4 * 96]; /* escaped for the log's format */
 } jrpcd_alog_worker_t;
 
 typedef struct jrpcd_accesslog {
