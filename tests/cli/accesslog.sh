@@ -256,23 +256,25 @@ fi
 # character and an escape sequence for the terminal; 300 bytes.
 FORGED='x\"\n2020-01-01T00:00:00.000Z local call 0 1 1 \"pid 1 uid 0\" \"forged'
 LONG=$(printf 'L%.0s' {1..300})
+CTRL=$(printf '\\u0001%.0s' {1..200})
 n0=$(wc -l <"$T/json.log")
-client unix "$T/s.sock" 3 \
+client unix "$T/s.sock" 4 "{\"jsonrpc\":\"2.0\",\"method\":\"$CTRL\",\"id\":4}" \
   "{\"jsonrpc\":\"2.0\",\"method\":\"$FORGED\",\"id\":1}" \
   '{"jsonrpc":"2.0","method":"a\u0000b\u001b[31m","id":2}' \
   "{\"jsonrpc\":\"2.0\",\"method\":\"$LONG\",\"id\":3}" >/dev/null || true
-if wait_lines "$T/json.log" $((n0 + 3)); then
-  if out=$(tail -n 3 "$T/json.log" | "$PY" -c '
+if wait_lines "$T/json.log" $((n0 + 4)); then
+  if out=$(tail -n 4 "$T/json.log" | "$PY" -c '
 import json, sys
 rs = [json.loads(l) for l in sys.stdin]
-assert len(rs) == 3, rs
-f, c, l = rs
+assert len(rs) == 4, rs
+k, f, c, l = rs
+assert k["method"] == "\x01" * 128 and k.get("method_cut") is True, k
 assert f["method"] == "x\"\n2020-01-01T00:00:00.000Z local call 0 1 1 \"pid 1 uid 0\" \"forged", f
 assert c["method"] == "a\x00b\x1b[31m", c
 assert l["method"] == "L" * 128 and l.get("method_cut") is True, l
 assert all(r["code"] == -32601 for r in rs), rs
 print("ok")' 2>&1); then
-    pass "JSON log: a hostile method stays inside its string (quote, newline, NUL, ESC, cut at 128)"
+    pass "JSON log: a hostile method stays inside its string (quote, newline, NUL, ESC, cut at 128, 200 control characters)"
   else
     fail "JSON log, hostile method: $out"
     tail -n 3 "$T/json.log" >&2
