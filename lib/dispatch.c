@@ -331,11 +331,13 @@ JRPC__INLINE int handle_logged(jrpc__engine_t *e, jrpc__outbuf_t *o,
   d.peer = peer ? peer : &e->no_peer;
   d.origin = e->sink ? e->sink->origin : NULL;
   uint64_t pos = jrpc__out_pos(o);
-  d.start_ns = jrpc__clock_ns();
+  /* A call starts with its read, or when the read's call before it was
+   * answered: one clock read per call. */
+  d.start_ns = e->t_read > e->log_last_ns ? e->t_read : e->log_last_ns;
   int rc = handle_one(e, o, env, peer, last, &d);
   if (rc || d.deferred)
     return rc;
-  d.end_ns = jrpc__clock_ns();
+  d.end_ns = e->log_last_ns = jrpc__clock_ns();
   d.reply_bytes = jrpc__out_pos(o) - pos;
   e->on_call(e->on_call_arg, &d);
   return 0;

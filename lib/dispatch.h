@@ -145,9 +145,12 @@ typedef struct jrpc__engine {
   jrpc__slow_fn slow;
   void *slow_arg;
   /* The host's access log: NULL when off, and then no call pays more than
-   * one test of it per frame (dispatch.c). */
+   * one test of it per frame (dispatch.c). A host that sets it sets t_read
+   * for every read: a call is timed from its read's start, or from the
+   * answer of the call before it in that read (log_last_ns). */
   jrpc__call_done_fn on_call;
   void *on_call_arg;
+  uint64_t log_last_ns;
 } jrpc__engine_t;
 
 /* The counters of call's method, or NULL when not counted. */
