@@ -41,7 +41,7 @@ typedef struct line {
   char *p, *end;
 } line_t;
 
-static void put(line_t *l, const char *s, size_t n) {
+static inline void put(line_t *l, const char *s, size_t n) {
   if ((size_t)(l->end - l->p) < n)
     n = (size_t)(l->end - l->p);
   memcpy(l->p, s, n);
@@ -80,16 +80,26 @@ static void put_hex(line_t *l, const char *prefix, unsigned char c) {
 /* Text: printable ASCII as it is, every other byte, the quote and the
  * backslash as \xHH, and (unquoted fields) the space too; so a line holds
  * exactly one newline, at its end, and no quote a field did not put. */
-static int text_plain(unsigned char c, int space) {
-  return (c > 0x20 && c < 0x7f && c != '"' && c != '\\') ||
-         (c == ' ' && !space);
+/* Bytes written as they are, by where (a byte's bits): filled once by
+ * the first jrpcd_accesslog_open, before any worker runs. */
+enum { PLAIN_QUOTED = 1, PLAIN_UNQUOTED = 2, PLAIN_JSON = 4 };
+static uint8_t plain[256];
+
+static void plain_init(void) {
+  for (unsigned c = 0; c < 256; c++) {
+    int printable = c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+    plain[c] = (uint8_t)((printable || c == ' ' ? PLAIN_QUOTED : 0) |
+                         (printable ? PLAIN_UNQUOTED : 0) |
+                         (printable || c == ' ' ? PLAIN_JSON : 0));
+  }
 }
 
 static void text_escape(line_t *l, const char *s, size_t n, int space) {
+  uint8_t want = space ? PLAIN_UNQUOTED : PLAIN_QUOTED;
   size_t i = 0;
   while (i < n) {
     size_t run = i; /* plain bytes go in one copy */
-    while (run < n && text_plain((unsigned char)s[run], space))
+    while (run < n && (plain[(unsigned char)s[run]] & want))
       run++;
     put(l, s + i, run - i);
     if (run < n)
@@ -106,8 +116,7 @@ static void json_escape(line_t *l, const char *s, size_t n, int space) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   while (p < end) {
     const unsigned char *run = p; /* plain ASCII goes in one copy */
-    while (run < end && *run >= 0x20 && *run < 0x80 && *run != '"' &&
-           *run != '\\')
+    while (run < end && (plain[*run] & PLAIN_JSON))
       run++;
     put(l, (const char *)p, (size_t)(run - p));
     if ((p = run) == end)
@@ -425,6 +434,7 @@ static void free_log(jrpcd_accesslog_t *l) {
 
 int jrpcd_accesslog_open(jrpcd_accesslog_t *l, const char *path, int format,
                          unsigned nworkers, char *err, size_t errlen) {
+  plain_init();
   memset(l, 0, sizeof(*l));
   l->fd = l->next_fd = -1;
   l->format = format;
