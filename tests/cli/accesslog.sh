@@ -12,7 +12,9 @@
 # the lines before it in the moved file, those after in a new one, none
 # lost or doubled while calls go on. A log on a FIFO nobody reads: calls
 # are answered at their usual pace, the lines that do not fit are dropped
-# and counted in rpc.stats and /metrics, and the stop still ends in time.
+# and counted in rpc.stats and /metrics, and the stop still ends in time;
+# on /dev/full the write error is logged once, not every round. A SIGHUP
+# that changes access_log says it is not applied.
 # Config: -t refuses a file in a missing directory (file, line, key), an
 # unknown format; a start on a FIFO with no reader fails saying so.
 set -euo pipefail
