@@ -359,6 +359,25 @@ else
   show "$T/text.err"
 fi
 expect_in text err "access_log: reopened $T/text.log" || true
+# A reopen that fails (the path is now a directory): logged, and lines
+# go on to the file open before.
+mv "$T/text.log" "$T/text.log.2"
+mkdir "$T/text.log"
+kill -USR1 "$PID"
+for ((i = 0; i < 100; i++)); do
+  grep -qF "cannot reopen $T/text.log" "$T/text.err" && break
+  sleep 0.05
+done
+n0=$(wc -l <"$T/text.log.2")
+client unix "$T/s.sock" 1 "$ADD2" >/dev/null || true
+if expect_in text err "access_log: cannot reopen $T/text.log: Is a directory; still writing to the file opened before" &&
+  wait_lines "$T/text.log.2" $((n0 + 1)); then
+  pass "a failed reopen is logged and the open file kept"
+else
+  fail "a failed reopen: lines did not go on to the file open before"
+fi
+rmdir "$T/text.log"
+mv "$T/text.log.2" "$T/text.log"
 # Restart-only: a SIGHUP that changes it says so, and lines go on where
 # they went.
 sed -i "s|^access_log = .*|access_log = $T/other.log|" "$T/text.conf"
