@@ -856,7 +856,7 @@ EOF
 malloc_counts() {
   local i
   rm -f -- "$2"
-  kill -USR1 "$1" 2>/dev/null || return 0
+  kill -USR2 "$1" 2>/dev/null || return 0
   for ((i = 0; i < 500; i++)); do
     if [[ -s "$2" ]]; then
       sed -n 's/^allocs \([0-9]*\) frees \([0-9]*\).*/\1 \2/p' "$2"
@@ -889,7 +889,7 @@ section_G() {
     al[start]=${a:-} fr[start]=${f:-}
     [[ -n "${a:-}" ]] || {
       ok=0
-      fail_note "malloc_count.so wrote nothing to $cf on SIGUSR1 (was it preloaded?)"
+      fail_note "malloc_count.so wrote nothing to $cf on SIGUSR2 (was it preloaded?)"
     }
     for i in 1 2 3; do
       ((ok)) || break
@@ -917,7 +917,7 @@ section_G() {
   cat <<'EOF'
 jrpcd (workers = 1 on CPU 0, parser auto) with tests/e2e/malloc_count.so
 preloaded; after each jrpc-bench run (1 connection x 64 in flight, small
-requests, no warm-up, so exactly the requests named) SIGUSR1 makes it write
+requests, no warm-up, so exactly the requests named) SIGUSR2 makes it write
 its allocation and free counts. Each run opens a new connection, which
 allocates; so the figure is whether a run of 1,000,000 requests allocates
 more than a run of 10,000: per request = ((A3 - A2) - (A2 - A1)) / 990,000.

@@ -88,6 +88,9 @@ enum { JRPCD_STATS_OFF = 0, JRPCD_STATS_LISTENER = 1, JRPCD_STATS_FULL = 2 };
 /* A plugin's yes/no that may be left to the [server] key of that name. */
 enum { JRPCD_TRI_UNSET = 0, JRPCD_TRI_YES = 1, JRPCD_TRI_NO = 2 };
 
+/* [server] access_log_format. */
+enum { JRPCD_ALOG_TEXT = 0, JRPCD_ALOG_JSON = 1 };
+
 #define JRPCD_AUTO_MEASURED UINT32_MAX /* the figure measured per kernel */
 
 typedef struct jrpcd_config {
@@ -132,6 +135,8 @@ typedef struct jrpcd_config {
   uint32_t drain_ms;           /* SIGTERM: /health says 503 this long first */
   int validate_params;   /* described methods' params checked (validate.h) */
   uint32_t slow_call_ms; /* calls that take longer are logged; 0 = off */
+  char *access_log;      /* a line per call goes here; NULL: off */
+  int access_log_format; /* JRPCD_ALOG_TEXT or _JSON */
   jrpcd_listen_conf_t *listens;
   size_t nlistens;
   jrpcd_plugin_conf_t *plugins;

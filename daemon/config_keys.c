@@ -11,13 +11,17 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "jrpc/jrpc.h"
 
@@ -37,6 +41,9 @@ static const jrpcd_key_word_t log_levels[] = {
     {"debug", JRPC_LOG_DEBUG},
     {NULL, 0},
 };
+
+static const jrpcd_key_word_t access_log_formats[] = {
+    {"text", JRPCD_ALOG_TEXT}, {"json", JRPCD_ALOG_JSON}, {NULL, 0}};
 
 static const jrpcd_key_word_t auto_threshold_words[] = {
     {"measured", JRPCD_AUTO_MEASURED}, {NULL, 0}};
@@ -71,6 +78,36 @@ static int unix_path_usable(const char *value, char *why, size_t whylen) {
     return -1;
   }
   return jrpcd_socket_dir_safe(value, why, whylen);
+}
+
+/* access_log: the file, or the directory it would be made in, is
+ * writable, so that -t finds what the start would fail on. */
+static int access_log_usable(const char *value, char *why, size_t whylen) {
+  struct stat st;
+  if (stat(value, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      snprintf(why, whylen, "\"%s\" is a directory", value);
+      return -1;
+    }
+    if (access(value, W_OK) != 0) {
+      snprintf(why, whylen, "\"%s\" is not writable: %s", value,
+               strerror(errno));
+      return -1;
+    }
+    return 0;
+  }
+  char *copy = strdup(value);
+  if (!copy) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  const char *dir = dirname(copy);
+  int rc = access(dir, W_OK | X_OK);
+  if (rc != 0)
+    snprintf(why, whylen, "\"%s\" cannot be made: its directory %s: %s", value,
+             dir, strerror(errno));
+  free(copy);
+  return rc ? -1 : 0;
 }
 
 /* One word of `peers`: a principal (access.h), names resolved now. */
@@ -222,6 +259,13 @@ const jrpcd_key_t jrpcd_keys[] = {
      .restart = 1,
      .doc = "calls that take longer are logged and kept for rpc.stats; "
             "0 = off"},
+    {"access_log", SERVER(access_log), .type = JRPCD_KEY_STRING, .min = 1,
+     .what = "a file", .check = access_log_usable, .restart = 1,
+     .doc = "a line per call (time, listener, peer, method, code, duration, "
+            "bytes) appended here; reopened on SIGUSR1; unset = off"},
+    {"access_log_format", SERVER(access_log_format), .type = JRPCD_KEY_ENUM,
+     .words = access_log_formats, .what = "an access log format", .def = "text",
+     .restart = 1, .doc = "access_log's lines: text or json (one object each)"},
 
     /* [listen NAME] */
     {"unix", LISTEN(path), .type = JRPCD_KEY_STRING, .min = 1,

@@ -395,6 +395,7 @@ static void conn_start(jrpcd_conn_t *c) {
   c->id = atomic_fetch_add(&w->srv->conn_ids, 1) + 1;
   jrpc__stream_init(&c->st, &w->engine, l->framing);
   c->st.sink.max_calls = w->srv->conf.max_pending_calls;
+  c->st.sink.origin = l; /* the access log's listener */
   /* st.frame_budget is set by each read (read_by). */
   peer_of(c);
   if (!l->is_unix)

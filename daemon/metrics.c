@@ -268,6 +268,13 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
          "1 while a SIGTERM drain (drain_ms) is under way.");
   put(o, "jrpcd_draining %d\n",
       atomic_load(&((jrpcd_server_t *)srv)->draining));
+  if (srv->alog_on) {
+    family(o, "jrpcd_access_log_dropped_total", "counter",
+           "Access log lines dropped: the writer could not keep up, or the "
+           "file refused them.");
+    put(o, "jrpcd_access_log_dropped_total %llu\n",
+        (unsigned long long)jrpcd_accesslog_dropped(&srv->alog));
+  }
   jrpcd_gen_t *g = self->gen;
   jrpcd_scope_t scope;
   jrpcd_scope_init(&scope, c, &g->reg, c->reg);

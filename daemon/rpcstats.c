@@ -199,6 +199,8 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   w_num(c, "calls_in_flight", atomic_load(&srv->live_calls));
   w_refused(c, srv);
   w_process(c);
+  if (srv->alog_on)
+    w_num(c, "access_log_dropped", jrpcd_accesslog_dropped(&srv->alog));
   w_workers(c, srv);
   jrpc_w_key(c, "push", 4);
   jrpc_w_obj(c);

@@ -27,10 +27,10 @@ static void free_listeners(jrpcd_server_t *s) {
 static void on_signal(uv_signal_t *h, int signum);
 
 static void watch_signals(jrpcd_server_t *s) {
-  static const int signums[3] = {SIGTERM, SIGINT, SIGHUP};
+  static const int signums[4] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
   uv_timer_init(&s->loop, &s->drain);
   s->drain.data = s;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     uv_signal_init(&s->loop, &s->sig[i]);
     s->sig[i].data = s;
     uv_signal_start(&s->sig[i], on_signal, signums[i]);
@@ -40,7 +40,7 @@ static void watch_signals(jrpcd_server_t *s) {
 /* After a failed start the watchers are still open; after a run, stop()
  * has closed them. */
 static void unwatch_signals(jrpcd_server_t *s) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (!uv_is_closing((uv_handle_t *)&s->sig[i]))
       uv_close((uv_handle_t *)&s->sig[i], NULL);
   if (!uv_is_closing((uv_handle_t *)&s->drain))
@@ -100,6 +100,18 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   if (!s->workers) {
     snprintf(err, errlen, "out of memory");
     return -1;
+  }
+  /* Opened while jrpcd may still be root, as the sockets are; a reopen
+   * (SIGUSR1) later is the serving user's, in the same directory. */
+  if (s->conf.access_log) {
+    char why[512];
+    if (jrpcd_accesslog_open(&s->alog, s->conf.access_log,
+                             s->conf.access_log_format, s->conf.workers, why,
+                             sizeof(why))) {
+      snprintf(err, errlen, "%s: [server] access_log: %s", s->conf.file, why);
+      return -1;
+    }
+    s->alog_on = 1;
   }
   /* Sockets are bound and plugins loaded: root (if it was) is not needed
    * any more, and the worker threads start as the user to serve as. */
@@ -251,7 +263,7 @@ static void stop(jrpcd_server_t *s, const char *why) {
     jrpcd_worker_stop(&s->workers[i]);
   /* The loop ends once the signal handles are closed; a second signal
    * meanwhile gets its default action. */
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     uv_close((uv_handle_t *)&s->sig[i], NULL);
   uv_close((uv_handle_t *)&s->drain, NULL);
 }
@@ -262,6 +274,11 @@ static void on_drained(uv_timer_t *t) {
 
 static void on_signal(uv_signal_t *h, int signum) {
   jrpcd_server_t *s = h->data;
+  if (signum == SIGUSR1) { /* logrotate has moved the access log */
+    if (s->alog_on)
+      jrpcd_accesslog_reopen(&s->alog);
+    return;
+  }
   if (signum == SIGHUP) {
     /* systemd holds the unit in "reloading" from RELOADING=1 until the
      * next READY=1, which comes whether the reload worked or not: jrpcd
@@ -315,6 +332,11 @@ int jrpcd_server_run(jrpcd_server_t *s) {
     jrpcd_worker_join(&s->workers[i]);
     abandoned |= s->workers[i].abandoned;
   }
+  /* The workers have written their last lines (calls ended by the stop
+   * included): what is buffered goes to the file now. */
+  if (s->alog_on)
+    jrpcd_accesslog_close(&s->alog);
+  s->alog_on = 0;
   jrpcd_stats_log_final(s);
   if (abandoned) {
     /* Handler tasks still run on the thread pool: unloading plugins or
@@ -337,6 +359,10 @@ void jrpcd_server_free(jrpcd_server_t *s) {
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_free(&s->workers[i]);
   free(s->workers);
+  /* A start that failed after opening it. */
+  if (s->alog_on)
+    jrpcd_accesslog_close(&s->alog);
+  s->alog_on = 0;
   s->workers = NULL;
   free_listeners(s);
   if (s->loop_ready) {

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <uv.h>
 
+#include "accesslog.h"
 #include "activation.h"
 #include "config.h"
 #include "listener.h"
@@ -30,7 +31,9 @@ typedef struct jrpcd_server {
   _Atomic uint32_t live_calls;    /* deferred calls, all workers */
   _Atomic uint64_t subscriptions; /* server push: all workers' */
   uv_loop_t loop;                 /* main thread: signals */
-  uv_signal_t sig[3];
+  uv_signal_t sig[4];
+  jrpcd_accesslog_t alog; /* [server] access_log, when alog_on */
+  int alog_on;
   atomic_int draining; /* SIGTERM with drain_ms: /health answers 503 */
   uv_timer_t drain;    /* then the stop, drain_ms later */
   int loop_ready;

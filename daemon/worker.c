@@ -460,6 +460,10 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   w->engine.slow_arg = &w->slow;
   w->engine.slow_ns = (uint64_t)srv->conf.slow_call_ms * 1000000u;
   /* slow_ns is only ever set together with the hook (dispatch.h). */
+  if (srv->alog_on) { /* off: no hook, and no call pays for the log */
+    w->engine.on_call = jrpcd_accesslog_note;
+    w->engine.on_call_arg = jrpcd_accesslog_worker(&srv->alog, index);
+  }
   if (uv_loop_init(&w->loop) != 0) {
     snprintf(err, errlen, "worker %u: cannot create an event loop", index);
     return -1;

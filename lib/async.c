@@ -53,6 +53,7 @@ typedef struct jrpc__deferred {
   jrpc__outbuf_t out;
   jrpc__arena_t arena;
   jrpc_peer_t peer;
+  const void *origin;     /* its sink's, for the access log */
   jrpc__post_node_t post; /* for jrpc_post; in use while `posted` */
   atomic_flag posted;
   uint8_t ended;    /* answered by shutdown; finish does nothing */
@@ -70,6 +71,7 @@ void jrpc__sink_init(jrpc__sink_t *s, jrpc__outbuf_t *out,
   s->push = NULL;
   s->calls = 0;
   s->max_calls = 0;
+  s->origin = NULL;
   jrpc__link_init(&s->waiting);
 }
 
@@ -173,12 +175,11 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   dc->is_deferred = 1;
   dc->method = call->method; /* in gen_reg's generation, which d holds */
   dc->ms = jrpc__call_mstat(call);
-  if (dc->ms) {
-    /* Not one of the read's synchronous calls after all: it ends when it
-     * ends, timed from the read that brought it. */
+  /* Not one of the read's synchronous calls after all: it ends when it
+   * ends, timed from the read that brought it. */
+  if (dc->ms)
     dc->ms->pend--;
-    dc->start_ns = e->t_read;
-  }
+  dc->start_ns = e->t_read;
   dc->mark = jrpc__out_mark(&d->out);
   jrpc__reply_result_open(&d->out);
   jrpc__writer_init(&dc->w, &d->out);
@@ -188,6 +189,7 @@ jrpc_call_t *jrpc__defer(jrpc_call_t *c) {
   /* A notification is never answered, but it counts among its
    * connection's calls in flight all the same. */
   d->sink = e->sink;
+  d->origin = e->sink ? e->sink->origin : NULL;
   jrpc__link_init(&d->at_sink);
   if (d->sink) {
     jrpc__link_push(&d->sink->waiting, &d->at_sink);
@@ -296,9 +298,29 @@ static void deferred_free(jrpc__deferred_t *d) {
   free(d);
 }
 
+/* The access log's line of a deferred call that ended with code. */
+static void deferred_logged(jrpc__engine_t *e, const jrpc__deferred_t *d,
+                            int code, uint64_t bytes) {
+  const jrpc__call_t *dc = &d->call;
+  jrpc__call_done_t done = {0};
+  done.method = dc->method ? dc->method->name : NULL;
+  done.method_n = dc->method ? dc->method->len : 0;
+  done.peer = dc->peer;
+  done.origin = d->origin;
+  done.start_ns = dc->start_ns;
+  done.end_ns = jrpc__clock_ns();
+  done.reply_bytes = bytes;
+  done.code = code;
+  done.notify = dc->notify;
+  e->on_call(e->on_call_arg, &done);
+}
+
 /* Writes the response and sends it where it belongs. */
 static void deferred_answer(jrpc__engine_t *e, jrpc__deferred_t *d) {
-  jrpc__call_complete(&d->call, 0, d->id, d->id_n);
+  int code = jrpc__call_complete(&d->call, 0, d->id, d->id_n);
+  if (e->on_call)
+    deferred_logged(e, d, code,
+                    d->call.notify ? 0 : jrpc__out_pending(&d->out));
   /* Off the sink's list first: the host may close a connection that has
    * nothing left to wait for as soon as it is told of this output. */
   jrpc__link_drop(&d->at_sink);
@@ -413,8 +435,9 @@ static void call_cancel(jrpc__engine_t *e, jrpc__deferred_t *d,
   call_ended(e, d, how);
   atomic_store_explicit(&d->cancelled, 1, memory_order_release);
   if (how == JRPC__END_GONE) {
-    jrpc__link_drop(
-        &d->at_sink); /* its connection's list is being taken apart */
+    jrpc__link_drop(&d->at_sink); /* its connection's list is being taken apart */
+    if (e->on_call) /* nobody to answer: logged as cancelled, nothing sent */
+      deferred_logged(e, d, JRPC_REQUEST_CANCELLED, 0);
   } else if (e->dispatching) {
     /* $/cancelRequest in the middle of a frame whose reply is half
      * written (and a batch that may not have taken its replies yet): the

@@ -57,6 +57,9 @@ typedef struct jrpc__sink {
   /* At most this many may be (0: no limit): the stream holds further
    * frames unread, and a batch's calls beyond it are answered -32005. */
   uint32_t max_calls;
+  /* The host's mark of where the connection came from, handed back with
+   * each of its calls to the access log (jrpc__call_done_t). */
+  const void *origin;
 } jrpc__sink_t;
 
 /* A posted call waiting in the host's queue. Every deferred call carries

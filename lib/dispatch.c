@@ -139,8 +139,8 @@ int jrpc__call_set_error(jrpc__call_t *call, int code, const char *msg,
 }
 
 /* The handler has returned: complete the response object. */
-void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
-                         size_t id_n) {
+int jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
+                        size_t id_n) {
   jrpc__outbuf_t *o = call->w.out;
   jrpc__engine_t *e = call->e;
   int empty = 0;
@@ -149,7 +149,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     call->busy = 0;
     jrpc__out_truncate(o, call->mark);
     limit_error(o, JRPC_BUSY, call->busy_limit, call->busy_limit, id, id_n);
-    return;
+    return JRPC_BUSY;
   }
   if (call->too_large) {
     count_error(e, call);
@@ -157,7 +157,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     jrpc__out_truncate(o, call->mark);
     limit_error(o, JRPC_RESPONSE_TOO_LARGE, e->lim.max_response_bytes, got, id,
                 id_n);
-    return;
+    return JRPC_RESPONSE_TOO_LARGE;
   }
   if (call->err_code) {
     count_error(e, call);
@@ -165,7 +165,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
       jrpc__out_truncate(o, call->err_mark); /* no usable data: drop it */
     jrpc__reply_error_close(o);
     jrpc__reply_close(o, id, id_n);
-    return;
+    return call->err_code;
   }
   if (rc < 0 || rc == JRPC_ASYNC) {
     count_error(e, call);
@@ -176,7 +176,7 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
                 : snprintf(data, sizeof(data), "{\"status\":%d}", rc);
     jrpc__out_truncate(o, call->mark);
     jrpc__reply_error(o, JRPC_HANDLER_FAILED, NULL, data, (size_t)n, id, id_n);
-    return;
+    return JRPC_HANDLER_FAILED;
   }
   if (jrpc__writer_finish(&call->w, &empty) != 0) {
     count_error(e, call);
@@ -187,11 +187,12 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
     jrpc__json_str(o, why, strlen(why));
     jrpc__reply_error_close(o);
     jrpc__reply_close(o, id, id_n);
-    return;
+    return JRPC_HANDLER_FAILED;
   }
   if (empty)
     jrpc__out_put(o, "null", 4);
   jrpc__reply_close(o, id, id_n);
+  return 0;
 }
 
 /* One request object: check it, run its handler, write its response (none
@@ -201,17 +202,27 @@ void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
  * holds the method the previous element found in the same view (the
  * batch's own, on this stack: a dispatch nested in a handler cannot
  * change it), so a run of calls to one method skips the lookup; NULL for
- * a single request. */
+ * a single request. `done`, for the access log, gets the call's method and
+ * outcome; it is NULL (a constant: its code compiles away) when the log is
+ * off. */
 JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
                             const jrpc__envelope_t *env,
                             const jrpc_peer_t *peer,
-                            const jrpc__method_t **last) {
+                            const jrpc__method_t **last,
+                            jrpc__call_done_t *done) {
   jrpc__request_t req;
   JRPC__STAT_INC(e->stats.calls);
   int rc = jrpc__request_check_fast(env, &e->arena, &req);
   if (JRPC__UNLIKELY(rc))
     return rc;
+  if (done) {
+    done->method = req.method;
+    done->method_n = req.method_n;
+    done->notify = req.kind == JRPC__REQ_NOTIFY;
+  }
   if (JRPC__UNLIKELY(req.kind == JRPC__REQ_INVALID)) {
+    if (done)
+      done->code = JRPC_INVALID_REQUEST;
     count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, req.id,
                              req.id_n);
@@ -231,8 +242,12 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
       if (req.method_n == sizeof(CANCEL_REQUEST) - 1 &&
           memcmp(req.method, CANCEL_REQUEST, req.method_n) == 0)
         jrpc__async_cancel_request(e, req.params);
+      else if (done)
+        done->code = JRPC_METHOD_NOT_FOUND;
       return 0;
     }
+    if (done)
+      done->code = JRPC_METHOD_NOT_FOUND;
     count_error(e, NULL);
     return jrpc__reply_error(o, JRPC_METHOD_NOT_FOUND, NULL, NULL, 0, req.id,
                              req.id_n);
@@ -288,35 +303,93 @@ JRPC__INLINE int handle_one(jrpc__engine_t *e, jrpc__outbuf_t *o,
       jrpc__batch_attach(e->batch, call->deferred);
     }
     call->deferred = NULL;
+    if (done)
+      done->deferred = 1;
   } else if (call->notify) {
     jrpc__out_truncate(o, call->mark); /* ran it; never answer it */
+    if (done)
+      done->code = call->err_code               ? call->err_code
+                   : rc < 0 || rc == JRPC_ASYNC ? JRPC_HANDLER_FAILED
+                                                : 0;
   } else {
-    jrpc__call_complete(call, rc, req.id, req.id_n);
+    int code = jrpc__call_complete(call, rc, req.id, req.id_n);
+    if (done)
+      done->code = code;
   }
   /* Scratch of this call is done with; a batch's next call reuses it. */
   jrpc__arena_rewind(&e->arena, am);
   return 0;
 }
 
-static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
-                           const jrpc__parsed_t *ps, const jrpc_peer_t *peer) {
+/* handle_one for the access log: the call's line once it is answered (a
+ * deferred call's comes when it ends, from async.c). */
+JRPC__INLINE int handle_logged(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                               const jrpc__envelope_t *env,
+                               const jrpc_peer_t *peer,
+                               const jrpc__method_t **last) {
+  jrpc__call_done_t d = {0};
+  d.peer = peer ? peer : &e->no_peer;
+  d.origin = e->sink ? e->sink->origin : NULL;
+  uint64_t pos = jrpc__out_pos(o);
+  /* A call starts with its read, or when the read's call before it was
+   * answered: one clock read per call. */
+  d.start_ns = e->t_read > e->log_last_ns ? e->t_read : e->log_last_ns;
+  int rc = handle_one(e, o, env, peer, last, &d);
+  if (rc || d.deferred)
+    return rc;
+  d.end_ns = e->log_last_ns = jrpc__clock_ns();
+  d.reply_bytes = jrpc__out_pos(o) - pos;
+  e->on_call(e->on_call_arg, &d);
+  return 0;
+}
+
+/* A frame answered with one error and no call (not JSON, an empty batch,
+ * a batch over max_batch) still gets its line, without a method. */
+static JRPC__NOINLINE void frame_logged(jrpc__engine_t *e,
+                                        const jrpc_peer_t *peer, int code,
+                                        uint64_t bytes) {
+  jrpc__call_done_t d = {0};
+  d.peer = peer ? peer : &e->no_peer;
+  d.origin = e->sink ? e->sink->origin : NULL;
+  d.start_ns = e->t_read;
+  d.end_ns = jrpc__clock_ns();
+  d.reply_bytes = bytes;
+  d.code = code;
+  e->on_call(e->on_call_arg, &d);
+}
+
+/* One error for the whole frame, and its line when logged. */
+JRPC__INLINE int frame_error(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                             const jrpc_peer_t *peer, int logged, int code,
+                             uint64_t limit, uint64_t got) {
+  uint64_t pos = jrpc__out_pos(o);
+  count_error(e, NULL);
+  int rc = limit ? limit_error(o, code, limit, got, NULL, 0)
+                 : jrpc__reply_error(o, code, NULL, NULL, 0, NULL, 0);
+  if (logged)
+    frame_logged(e, peer, code, jrpc__out_pos(o) - pos);
+  return rc;
+}
+
+/* `logged` is a constant in each of the two uses (jrpc__dispatch_frame):
+ * without the access log, no call pays for it. */
+JRPC__INLINE int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                                 const jrpc__parsed_t *ps,
+                                 const jrpc_peer_t *peer, int logged) {
   switch (ps->status) {
   case JRPC__PARSE_INVALID:
-    count_error(e, NULL);
-    return jrpc__reply_error(o, JRPC_PARSE_ERROR, NULL, NULL, 0, NULL, 0);
+    return frame_error(e, o, peer, logged, JRPC_PARSE_ERROR, 0, 0);
   case JRPC__PARSE_BATCH_TOO_LARGE:
-    count_error(e, NULL);
-    return limit_error(o, JRPC_BATCH_TOO_LARGE, e->lim.max_batch, ps->count,
-                       NULL, 0);
+    return frame_error(e, o, peer, logged, JRPC_BATCH_TOO_LARGE,
+                       e->lim.max_batch, ps->count);
   default:
     break;
   }
   if (!ps->is_batch)
-    return handle_one(e, o, &ps->env[0], peer, NULL);
-  if (ps->count == 0) { /* "[]": one error, not an empty array */
-    count_error(e, NULL);
-    return jrpc__reply_error(o, JRPC_INVALID_REQUEST, NULL, NULL, 0, NULL, 0);
-  }
+    return logged ? handle_logged(e, o, &ps->env[0], peer, NULL)
+                  : handle_one(e, o, &ps->env[0], peer, NULL, NULL);
+  if (ps->count == 0) /* "[]": one error, not an empty array */
+    return frame_error(e, o, peer, logged, JRPC_INVALID_REQUEST, 0, 0);
   /* The array opens with the first response; a batch of notifications
    * yields no output at all. */
   int opened = 0;
@@ -327,7 +400,8 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
     jrpc__outmark_t before = jrpc__out_mark(o);
     jrpc__out_byte(o, opened ? ',' : '[');
     uint64_t start = jrpc__out_pos(o);
-    int rc = handle_one(e, o, &ps->env[k], peer, &last);
+    int rc = logged ? handle_logged(e, o, &ps->env[k], peer, &last)
+                    : handle_one(e, o, &ps->env[k], peer, &last, NULL);
     if (rc)
       return rc;
     if (jrpc__out_pos(o) == start)
@@ -339,6 +413,12 @@ static int dispatch_parsed(jrpc__engine_t *e, jrpc__outbuf_t *o,
   if (opened && !e->batch)
     jrpc__out_byte(o, ']');
   return 0;
+}
+
+static JRPC__NOINLINE int dispatch_logged(jrpc__engine_t *e, jrpc__outbuf_t *o,
+                                          const jrpc__parsed_t *ps,
+                                          const jrpc_peer_t *peer) {
+  return dispatch_parsed(e, o, ps, peer, 1);
 }
 
 /* Closes the reply frame; when any part of it could not be written, the
@@ -368,7 +448,9 @@ int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
   jrpc__parsed_t ps;
   rc = e->parser->ops->parse(e->parser, p, n, &e->arena, e->lim.max_batch, &ps);
   if (!rc)
-    rc = dispatch_parsed(e, o, &ps, peer);
+    rc = JRPC__UNLIKELY(e->on_call != NULL)
+             ? dispatch_logged(e, o, &ps, peer)
+             : dispatch_parsed(e, o, &ps, peer, 0);
   if (e->batch) {
     /* Some calls of this batch answer later: its replies so far wait with
      * the batch, which frames the whole array when its last call ends. */

@@ -70,6 +70,21 @@ typedef struct jrpc__slow_call {
 } jrpc__slow_call_t;
 typedef void (*jrpc__slow_fn)(void *arg, const jrpc__slow_call_t *s);
 
+/* One call answered (a notification: run), for the host's access log:
+ * every request object of a frame, and a deferred call when it ends. */
+typedef struct jrpc__call_done {
+  const char *method; /* decoded, not terminated; NULL: the request had none */
+  size_t method_n;
+  const jrpc_peer_t *peer;
+  const void *origin;        /* the sink's (jrpc__sink_t.origin) */
+  uint64_t start_ns, end_ns; /* jrpc__clock_ns */
+  uint64_t reply_bytes;      /* of the response object; 0: none sent */
+  int code;                  /* 0: a result; else the error code */
+  uint8_t notify;
+  uint8_t deferred; /* answered later: its line comes when it ends */
+} jrpc__call_done_t;
+typedef void (*jrpc__call_done_fn)(void *arg, const jrpc__call_done_t *d);
+
 /* Methods whose synchronous calls one read can hold before their
  * latencies are added up early (jrpc__lat_flush). */
 #define JRPC__TOUCHED_MAX 16
@@ -133,6 +148,13 @@ typedef struct jrpc__engine {
    * made by a host with an event loop; NULL: none, and subscribing answers
    * an error. */
   struct jrpc__push *push;
+  /* The host's access log: NULL when off, and then no call pays more than
+   * one test of it per frame (dispatch.c). A host that sets it sets t_read
+   * for every read: a call is timed from its read's start, or from the
+   * answer of the call before it in that read (log_last_ns). */
+  jrpc__call_done_fn on_call;
+  void *on_call_arg;
+  uint64_t log_last_ns;
 } jrpc__engine_t;
 
 /* The counters of call's method, or NULL when not counted. */
@@ -154,9 +176,10 @@ void jrpc__engine_free(jrpc__engine_t *e);
 int jrpc__dispatch_frame(jrpc__engine_t *e, jrpc__sink_t *sink, const char *p,
                          size_t n, const jrpc_peer_t *peer);
 
-/* Completes the response object of a call whose handler returned rc. */
-void jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
-                         size_t id_n);
+/* Completes the response object of a call whose handler returned rc;
+ * returns the error code it answered with, 0 for a result. */
+int jrpc__call_complete(jrpc__call_t *call, int rc, const char *id,
+                        size_t id_n);
 
 /* jrpc_error / jrpc_error_begin: discard the partial result and open the
  * error object. With `data`, the writer is re-armed for the data value. */

@@ -108,7 +108,7 @@ static int all_done(void *arg) {
 static void counts(e2e_daemon_t *d, const char *file, unsigned long *allocs,
                    unsigned long *frees) {
   unlink(file);
-  e2e_signal(d, SIGUSR1);
+  e2e_signal(d, SIGUSR2);
   for (int i = 0; i < 500; i++) {
     FILE *f = fopen(file, "r");
     if (f) {

@@ -1,6 +1,7 @@
 /* malloc_count.c - an LD_PRELOAD library that counts a process's heap
  * allocations (malloc, calloc, realloc, the aligned family) and frees,
- * passing each on to glibc's own allocator. On SIGUSR1 it writes
+ * passing each on to glibc's own allocator. On SIGUSR2 (jrpcd's SIGUSR1
+ * reopens its access log) it writes
  * "allocs N frees M\n" to the file named by $MALLOC_COUNT_OUT: first to
  * FILE.tmp, then renamed, so a reader that waits for FILE never sees half
  * of it. Used by e2e_alloc to show that serving requests over real sockets
@@ -88,7 +89,7 @@ static void put(int fd, const char *s, size_t n) {
 }
 
 /* Only async-signal-safe calls below. */
-static void on_usr1(int sig) {
+static void on_usr2(int sig) {
   (void)sig;
   if (!out_path[0])
     return;
@@ -118,8 +119,8 @@ __attribute__((constructor)) static void start(void) {
   memcpy(out_path, p, strlen(p) + 1);
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_usr1;
+  sa.sa_handler = on_usr2;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGUSR2, &sa, NULL);
 }

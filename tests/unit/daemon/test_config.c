@@ -663,7 +663,7 @@ static void test_errors(void **state) {
                "parser_auto_threshold, "
                "early_reply_frames, frame_timeout_ms, call_timeout_ms, "
                "thread_pool, max_header_bytes, drain_ms, validate_params, "
-               "slow_call_ms)");
+               "slow_call_ms, access_log, access_log_format)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
   expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
