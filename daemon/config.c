@@ -537,16 +537,21 @@ static int named_before(parse_t *p, const char *name, size_t n,
   return 1;
 }
 
-/* The n records of `size` bytes at v with one more, zeroed, at the end;
- * NULL (v unchanged), reported, if out of memory. */
-static void *grow_zeroed(parse_t *p, void *v, size_t n, size_t size) {
-  char *grown = realloc(v, (n + 1) * size);
+/* One more record, zeroed, after the n of `size` bytes in the array that
+ * arrayp points to (the address of the array's pointer, of any object
+ * type: it is read and written with memcpy). Returns the new record, or
+ * NULL, reported, if out of memory (the array unchanged). */
+static void *add_zeroed(parse_t *p, void *arrayp, size_t n, size_t size) {
+  void *array;
+  memcpy(&array, arrayp, sizeof array);
+  char *grown = realloc(array, (n + 1) * size);
   if (!grown) {
     out_of_memory(p);
     return NULL;
   }
+  memcpy(arrayp, &grown, sizeof grown);
   memset(grown + n * size, 0, size);
-  return grown;
+  return grown + n * size;
 }
 
 /* The named section's new record `rec` is in: counted, marked with its
@@ -565,13 +570,8 @@ static int open_listen(parse_t *p, const char *name, size_t n) {
   for (size_t i = 0; i < c->nlistens; i++)
     if (named_before(p, name, n, c->listens[i].name, c->listens[i].line))
       return -1;
-  jrpcd_listen_conf_t *grown =
-      grow_zeroed(p, c->listens, c->nlistens, sizeof *grown);
-  if (!grown)
-    return -1;
-  c->listens = grown;
-  jrpcd_listen_conf_t *l = &grown[c->nlistens];
-  if (!(l->name = copy_n(p, name, n)))
+  jrpcd_listen_conf_t *l = add_zeroed(p, &c->listens, c->nlistens, sizeof *l);
+  if (!l || !(l->name = copy_n(p, name, n)))
     return -1;
   return opened(p, SEC_LISTEN, &c->nlistens, &l->line, l);
 }
@@ -581,16 +581,12 @@ static int open_plugin(parse_t *p, const char *name, size_t n) {
   for (size_t i = 0; i < c->nplugins; i++)
     if (named_before(p, name, n, c->plugins[i].name, c->plugins[i].line))
       return -1;
-  int *lines = grow_zeroed(p, p->path_lines, c->nplugins, sizeof *lines);
-  if (!lines)
+  /* Its path key's line, set when the section ends. */
+  if (!add_zeroed(p, &p->path_lines, c->nplugins, sizeof *p->path_lines))
     return -1;
-  p->path_lines = lines;
-  jrpcd_plugin_conf_t *grown =
-      grow_zeroed(p, c->plugins, c->nplugins, sizeof *grown);
-  if (!grown)
+  jrpcd_plugin_conf_t *pl = add_zeroed(p, &c->plugins, c->nplugins, sizeof *pl);
+  if (!pl)
     return -1;
-  c->plugins = grown;
-  jrpcd_plugin_conf_t *pl = &grown[c->nplugins];
   pl->name = strndup(name, n);
   /* Never NULL, so that the daemon can hand it to the plugin as is. */
   pl->kv = calloc(1, sizeof *pl->kv);
