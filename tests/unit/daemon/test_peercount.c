@@ -36,10 +36,15 @@ static jrpcd_peerkey_t v4_key(uint32_t n) {
 }
 
 /* Asks pc for a place for k: asserts that it is given (ok 1) or refused
- * (ok 0); returns the count of k's connections open that it reported. */
-static uint32_t take(jrpcd_peercount_t *pc, const jrpcd_peerkey_t *k, int ok) {
+ * (ok 0), failing at the caller's line; returns the count of k's
+ * connections open that it reported. */
+#define take(pc, k, ok) take_at((pc), (k), (ok), __FILE__, __LINE__)
+static uint32_t take_at(jrpcd_peercount_t *pc, const jrpcd_peerkey_t *k, int ok,
+                        const char *file, int line) {
   uint32_t open = 0;
-  assert_int_equal(jrpcd_peercount_take(pc, k, &open) != 0, ok);
+  int given = jrpcd_peercount_take(pc, k, &open) != 0;
+  _assert_int_equal(cast_to_largest_integral_type(given),
+                    cast_to_largest_integral_type(ok), file, line);
   return open;
 }
 
