@@ -242,9 +242,11 @@ int jrpcd_principal_match(const jrpcd_principal_t *p,
 /* Calls fn on each space- or tab-separated word of text (NUL-terminated
  * copies), words of max bytes or more refused (max 0: any length); stops
  * at the first non-zero return. */
-static int each_word(const char *text, size_t max,
-                     int (*fn)(void *, const char *), void *arg, char *err,
-                     size_t errlen) {
+/* One word of a list: 0, or -1 with the reason in err. */
+typedef int (*word_fn)(void *arg, const char *word, char *err, size_t errlen);
+
+static int each_word(const char *text, size_t max, word_fn fn, void *arg,
+                     char *err, size_t errlen) {
   const char *s = text;
   int words = 0;
   for (;;) {
@@ -265,7 +267,7 @@ static int each_word(const char *text, size_t max,
       snprintf(err, errlen, "out of memory");
       return -1;
     }
-    int rc = fn(arg, w);
+    int rc = fn(arg, w, err, errlen);
     free(w);
     if (rc != 0)
       return -1;
@@ -279,23 +281,30 @@ static int each_word(const char *text, size_t max,
   return 0;
 }
 
+/* The array v of n elements of size bytes with room for one more, or NULL
+ * (v unchanged) with the reason in err. */
+static void *room_for_one(void *v, size_t n, size_t size, char *err,
+                          size_t errlen) {
+  void *grown = realloc(v, (n + 1) * size);
+  if (!grown)
+    snprintf(err, errlen, "out of memory");
+  return grown;
+}
+
 typedef struct plist_ctx {
   jrpcd_plist_t *l;
   int any_ok;
-  char *err;
-  size_t errlen;
 } plist_ctx_t;
 
-static int plist_add(void *arg, const char *word) {
+static int plist_add(void *arg, const char *word, char *err, size_t errlen) {
   plist_ctx_t *x = arg;
   jrpcd_plist_t *l = x->l;
   jrpcd_principal_t p;
-  if (jrpcd_principal_parse(word, x->any_ok, &p, x->err, x->errlen) != 0)
+  if (jrpcd_principal_parse(word, x->any_ok, &p, err, errlen) != 0)
     return -1;
-  jrpcd_principal_t *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+  jrpcd_principal_t *v = room_for_one(l->v, l->n, sizeof(*v), err, errlen);
   if (!v) {
     jrpcd_principal_free(&p);
-    snprintf(x->err, x->errlen, "out of memory");
     return -1;
   }
   v[l->n++] = p;
@@ -307,7 +316,7 @@ int jrpcd_plist_parse(const char *text, int any_ok, jrpcd_plist_t *l, char *err,
                       size_t errlen) {
   l->v = NULL;
   l->n = 0;
-  plist_ctx_t x = {l, any_ok, err, errlen};
+  plist_ctx_t x = {l, any_ok};
   if (each_word(text, PRINCIPAL_MAX, plist_add, &x, err, errlen) != 0) {
     jrpcd_plist_free(l);
     return -1;
@@ -544,26 +553,19 @@ int jrpcd_glob_covers(const char *earlier, const char *later) {
   }
 }
 
-typedef struct globs_ctx {
-  jrpcd_globs_t *g;
-  char *err;
-  size_t errlen;
-} globs_ctx_t;
-
-static int globs_add(void *arg, const char *word) {
-  globs_ctx_t *x = arg;
-  jrpcd_globs_t *g = x->g;
-  if (jrpcd_glob_check(word, x->err, x->errlen) != 0)
+static int globs_add(void *arg, const char *word, char *err, size_t errlen) {
+  jrpcd_globs_t *g = arg;
+  if (jrpcd_glob_check(word, err, errlen) != 0)
     return -1;
-  char *w = strdup(word);
-  char **v = w ? realloc(g->v, (g->n + 1) * sizeof(*v)) : NULL;
-  if (!v) {
-    free(w);
-    snprintf(x->err, x->errlen, "out of memory");
+  char **v = room_for_one(g->v, g->n, sizeof(*v), err, errlen);
+  if (!v)
+    return -1;
+  g->v = v; /* the count says what is in it */
+  if (!(v[g->n] = strdup(word))) {
+    snprintf(err, errlen, "out of memory");
     return -1;
   }
-  v[g->n++] = w;
-  g->v = v;
+  g->n++;
   return 0;
 }
 
@@ -571,8 +573,7 @@ int jrpcd_globs_parse(const char *text, jrpcd_globs_t *g, char *err,
                       size_t errlen) {
   g->v = NULL;
   g->n = 0;
-  globs_ctx_t x = {g, err, errlen};
-  if (each_word(text, 0, globs_add, &x, err, errlen) != 0) {
+  if (each_word(text, 0, globs_add, g, err, errlen) != 0) {
     jrpcd_globs_free(g);
     return -1;
   }
@@ -604,8 +605,8 @@ int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
     return -1;
   }
   for (char *const *w = peers; w && *w; w++) {
-    plist_ctx_t x = {&pol->peers, 0, err, errlen};
-    if (plist_add(&x, *w) != 0) {
+    plist_ctx_t x = {&pol->peers, 0};
+    if (plist_add(&x, *w, err, errlen) != 0) {
       jrpcd_policy_free(pol);
       return -1;
     }
@@ -613,8 +614,7 @@ int jrpcd_policy_init(jrpcd_policy_t *pol, const char *listener,
       pol->want_groups = 1;
   }
   for (char *const *w = methods; w && *w; w++) {
-    globs_ctx_t x = {&pol->methods, err, errlen};
-    if (globs_add(&x, *w) != 0) {
+    if (globs_add(&pol->methods, *w, err, errlen) != 0) {
       jrpcd_policy_free(pol);
       return -1;
     }

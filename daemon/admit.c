@@ -123,16 +123,13 @@ static int conn_identity(jrpcd_conn_t *c, jrpcd_identity_t *id, ident_buf_t *b,
 
 /* One log line per second at most for peers turned away. */
 static void turned_away(jrpcd_conn_t *c) {
-  jrpcd_worker_t *w = c->w;
-  JRPC__STAT_INC(w->refused[JRPCD_REFUSED_PEERS]);
-  uint64_t n = jrpcd_ratelog_due(&w->peers_log, uv_now(&w->loop));
-  if (!n)
-    return;
+  JRPC__STAT_INC(c->w->refused[JRPCD_REFUSED_PEERS]);
   char pt[96];
-  jrpcd_warn("%s: %s is not among its peers: closed at once (%llu "
-             "connection%s turned away since the last such line)",
-             c->l->desc, jrpcd_conn_peer_text(c, pt, sizeof(pt)),
-             (unsigned long long)n, n == 1 ? "" : "s");
+  uint64_t n = jrpcd_conn_log_due(c, &c->w->peers_log, pt, sizeof(pt));
+  if (n)
+    jrpcd_warn("%s: %s is not among its peers: closed at once (%llu "
+               "connection%s turned away since the last such line)",
+               c->l->desc, pt, (unsigned long long)n, n == 1 ? "" : "s");
 }
 
 /* max_connections_per_peer: 1 if c may stay (and now counts), 0 if its
@@ -150,14 +147,12 @@ static int count_peer(jrpcd_conn_t *c, const jrpcd_identity_t *id) {
     return 1;
   }
   JRPC__STAT_INC(w->refused[JRPCD_REFUSED_PER_PEER]);
-  uint64_t n = jrpcd_ratelog_due(&w->per_peer_log, uv_now(&w->loop));
-  if (n) {
-    char pt[96];
+  char pt[96];
+  uint64_t n = jrpcd_conn_log_due(c, &w->per_peer_log, pt, sizeof(pt));
+  if (n)
     jrpcd_warn("%s: %s has %u connections open, max_connections_per_peer: "
                "closed at once (%llu turned away since the last such line)",
-               c->l->desc, jrpcd_conn_peer_text(c, pt, sizeof(pt)), open,
-               (unsigned long long)n);
-  }
+               c->l->desc, pt, open, (unsigned long long)n);
   return 0;
 }
 
@@ -172,15 +167,13 @@ static int denied(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   jrpc__call_t *call = (jrpc__call_t *)c;
   /* Always a synchronous call of a connection's frame: the sink is its. */
   jrpcd_conn_t *conn = jrpcd_conn_of_sink(call->e->sink);
-  jrpcd_worker_t *w = conn->w;
-  uint64_t n = jrpcd_ratelog_due(&w->denied_log, uv_now(&w->loop));
-  if (n) {
-    char pt[96];
+  char pt[96];
+  uint64_t n = jrpcd_conn_log_due(conn, &conn->w->denied_log, pt, sizeof(pt));
+  if (n)
     jrpcd_warn("%s: %s denied to %s by [access] (%llu call%s denied since "
                "the last such line)",
-               conn->l->desc, name, jrpcd_conn_peer_text(conn, pt, sizeof(pt)),
-               (unsigned long long)n, n == 1 ? "" : "s");
-  }
+               conn->l->desc, name, pt, (unsigned long long)n,
+               n == 1 ? "" : "s");
   jrpc_error_begin(c, JRPC_ACCESS_DENIED, NULL);
   jrpc_w_str(c, name, strlen(name));
   return JRPC_EFAIL;

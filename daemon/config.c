@@ -506,68 +506,97 @@ static int word_is(const char *s, size_t n, const char *word) {
   return strlen(word) == n && memcmp(s, word, n) == 0;
 }
 
+static void defined_twice(parse_t *p, int first_line) {
+  fail_key(p, p->line, NULL, "defined twice (first at line %d)", first_line);
+}
+
+/* [server] and [access]: once, without a name (nn is the name's length).
+ * 0 once opened; -1, reported, if not. */
+static int open_unnamed(parse_t *p, const char *header, size_t nn,
+                        int *first_line, enum section_kind sec) {
+  if (nn) {
+    fail_key(p, p->line, NULL, "%s takes no name", header);
+    return -1;
+  }
+  if (*first_line) {
+    defined_twice(p, *first_line);
+    return -1;
+  }
+  *first_line = p->line;
+  p->sec = sec;
+  return 0;
+}
+
+/* [listen NAME] and [plugin NAME]: 1, reported, if NAME is `used`, the
+ * name of an earlier section of the kind (whose header is at `line`). */
+static int named_before(parse_t *p, const char *name, size_t n,
+                        const char *used, int line) {
+  if (!word_is(name, n, used))
+    return 0;
+  defined_twice(p, line);
+  return 1;
+}
+
+/* One more record, zeroed, after the n of `size` bytes in the array that
+ * arrayp points to (the address of the array's pointer, of any object
+ * type: it is read and written with memcpy). Returns the new record, or
+ * NULL, reported, if out of memory (the array unchanged). */
+static void *add_zeroed(parse_t *p, void *arrayp, size_t n, size_t size) {
+  void *array;
+  memcpy(&array, arrayp, sizeof array);
+  char *grown = realloc(array, (n + 1) * size);
+  if (!grown) {
+    out_of_memory(p);
+    return NULL;
+  }
+  memcpy(arrayp, &grown, sizeof grown);
+  memset(grown + n * size, 0, size);
+  return grown + n * size;
+}
+
+/* The named section's new record `rec` is in: counted, marked with its
+ * header line, and given the defaults of every kind (those of its own kind
+ * come with the kind's key). */
+static int opened(parse_t *p, enum section_kind sec, size_t *count, int *line,
+                  void *rec) {
+  (*count)++;
+  *line = p->line;
+  p->sec = sec;
+  return apply_defaults(p, table_section(sec), rec, NO_KIND, 1);
+}
+
 static int open_listen(parse_t *p, const char *name, size_t n) {
   jrpcd_config_t *c = p->c;
   for (size_t i = 0; i < c->nlistens; i++)
-    if (word_is(name, n, c->listens[i].name)) {
-      fail_key(p, p->line, NULL, "defined twice (first at line %d)",
-               c->listens[i].line);
+    if (named_before(p, name, n, c->listens[i].name, c->listens[i].line))
       return -1;
-    }
-  jrpcd_listen_conf_t *grown =
-      realloc(c->listens, (c->nlistens + 1) * sizeof *grown);
-  if (!grown)
-    goto oom;
-  c->listens = grown;
-  jrpcd_listen_conf_t *l = &grown[c->nlistens];
-  memset(l, 0, sizeof *l);
-  if (!(l->name = strndup(name, n)))
-    goto oom;
-  c->nlistens++;
-  l->line = p->line;
-  p->sec = SEC_LISTEN;
-  /* The defaults of every kind; those of its own kind come with it. */
-  return apply_defaults(p, JRPCD_SEC_LISTEN, l, NO_KIND, 1);
-oom:
-  out_of_memory(p);
-  return -1;
+  jrpcd_listen_conf_t *l = add_zeroed(p, &c->listens, c->nlistens, sizeof *l);
+  if (!l || !(l->name = copy_n(p, name, n)))
+    return -1;
+  return opened(p, SEC_LISTEN, &c->nlistens, &l->line, l);
 }
 
 static int open_plugin(parse_t *p, const char *name, size_t n) {
   jrpcd_config_t *c = p->c;
   for (size_t i = 0; i < c->nplugins; i++)
-    if (word_is(name, n, c->plugins[i].name)) {
-      fail_key(p, p->line, NULL, "defined twice (first at line %d)",
-               c->plugins[i].line);
+    if (named_before(p, name, n, c->plugins[i].name, c->plugins[i].line))
       return -1;
-    }
-  int *lines = realloc(p->path_lines, (c->nplugins + 1) * sizeof *lines);
-  if (!lines)
-    goto oom;
-  p->path_lines = lines;
-  lines[c->nplugins] = 0;
-  jrpcd_plugin_conf_t *grown =
-      realloc(c->plugins, (c->nplugins + 1) * sizeof *grown);
-  if (!grown)
-    goto oom;
-  c->plugins = grown;
-  jrpcd_plugin_conf_t *pl = &grown[c->nplugins];
-  memset(pl, 0, sizeof *pl);
+  /* Its path key's line, set when the section ends. */
+  if (!add_zeroed(p, &p->path_lines, c->nplugins, sizeof *p->path_lines))
+    return -1;
+  jrpcd_plugin_conf_t *pl = add_zeroed(p, &c->plugins, c->nplugins, sizeof *pl);
+  if (!pl)
+    return -1;
   pl->name = strndup(name, n);
   /* Never NULL, so that the daemon can hand it to the plugin as is. */
   pl->kv = calloc(1, sizeof *pl->kv);
   if (!pl->name || !pl->kv) {
     free(pl->name);
     free(pl->kv);
-    goto oom;
+    out_of_memory(p);
+    return -1;
   }
-  c->nplugins++;
-  pl->line = p->line;
-  p->sec = SEC_PLUGIN;
-  return apply_defaults(p, JRPCD_SEC_PLUGIN, pl, NO_KIND, 1);
-oom:
-  out_of_memory(p);
-  return -1;
+  return opened(p, SEC_PLUGIN, &c->nplugins, &pl->line, pl);
 }
 
 /* The text between '[' and ']' of a header line: "listen  tcp " and the
@@ -601,30 +630,10 @@ static void open_section(parse_t *p, const char *raw, size_t n) {
     snprintf(p->label, sizeof p->label, "[%.*s]", (int)kn, raw);
 
   if (word_is(raw, kn, "server")) {
-    if (nn) {
-      fail_key(p, p->line, NULL, "[server] takes no name");
-      return;
-    }
-    if (p->server_line) {
-      fail_key(p, p->line, NULL, "defined twice (first at line %d)",
-               p->server_line);
-      return;
-    }
-    p->server_line = p->line;
-    p->sec = SEC_SERVER;
+    open_unnamed(p, "[server]", nn, &p->server_line, SEC_SERVER);
   } else if (word_is(raw, kn, "access")) {
-    if (nn) {
-      fail_key(p, p->line, NULL, "[access] takes no name");
-      return;
-    }
-    if (p->access_line) {
-      fail_key(p, p->line, NULL, "defined twice (first at line %d)",
-               p->access_line);
-      return;
-    }
-    p->access_line = p->line;
-    p->c->has_access = 1;
-    p->sec = SEC_ACCESS;
+    if (open_unnamed(p, "[access]", nn, &p->access_line, SEC_ACCESS) == 0)
+      p->c->has_access = 1;
   } else if (word_is(raw, kn, "listen") || word_is(raw, kn, "plugin")) {
     if (!nn) {
       fail_key(p, p->line, NULL, "needs a name ([%.*s NAME])", (int)kn, raw);

@@ -369,15 +369,12 @@ static const jrpcd_key_word_t *find_word(const jrpcd_key_word_t *w,
 }
 
 const char *jrpcd_section_name(jrpcd_section_t s) {
-  switch (s) {
-  case JRPCD_SEC_SERVER:
-    return "server";
-  case JRPCD_SEC_LISTEN:
-    return "listen";
-  case JRPCD_SEC_PLUGIN:
-    return "plugin";
-  }
-  return "?";
+  static const char *const names[] = {
+      [JRPCD_SEC_SERVER] = "server",
+      [JRPCD_SEC_LISTEN] = "listen",
+      [JRPCD_SEC_PLUGIN] = "plugin",
+  };
+  return (size_t)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
 const jrpcd_key_t *jrpcd_key_find(jrpcd_section_t s, const char *name) {

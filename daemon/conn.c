@@ -85,6 +85,14 @@ const char *jrpcd_conn_peer_text(const jrpcd_conn_t *c, char *buf, size_t n) {
   return jrpcd_peer_text(&c->st.peer, buf, n);
 }
 
+uint64_t jrpcd_conn_log_due(const jrpcd_conn_t *c, jrpcd_ratelog_t *r,
+                            char *buf, size_t n) {
+  uint64_t due = jrpcd_ratelog_due(r, uv_now(&c->w->loop));
+  if (due)
+    jrpcd_conn_peer_text(c, buf, n);
+  return due;
+}
+
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   jrpcd_conn_t *c = h->data;
   size_t room = 0;

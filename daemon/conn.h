@@ -65,6 +65,13 @@ typedef struct jrpcd_conn {
 
 /* "pid 12 uid 1000", "127.0.0.1:5123", "[::1]:5123", for log lines. */
 const char *jrpcd_conn_peer_text(const jrpcd_conn_t *c, char *buf, size_t n);
+/* A warning about c's peer, at most one a second per log r: counts the
+ * event; returns how many the line due now reports, with the peer's text
+ * in buf, or 0 (buf untouched) when a line went out less than a second
+ * ago. */
+struct jrpcd_ratelog;
+uint64_t jrpcd_conn_log_due(const jrpcd_conn_t *c, struct jrpcd_ratelog *r,
+                            char *buf, size_t n);
 void jrpcd_conn_accept(struct jrpcd_worker *w, uv_stream_t *server,
                        const jrpcd_listener_t *l);
 /* On w's loop: a connection handed over by jrpcd_worker_adopt. */

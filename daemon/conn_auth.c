@@ -39,16 +39,13 @@ const char *jrpcd_conn_token(const jrpcd_conn_t *c) {
 }
 
 static void refused(jrpcd_conn_t *c, const char *why) {
-  jrpcd_worker_t *w = c->w;
-  JRPC__STAT_INC(w->auth_fail);
-  uint64_t n = jrpcd_ratelog_due(&w->auth_log, uv_now(&w->loop));
-  if (!n)
-    return;
+  JRPC__STAT_INC(c->w->auth_fail);
   char pt[96];
-  jrpcd_warn("%s: %s: 401 Unauthorized, %s (%llu refused since the last "
-             "such line)",
-             c->l->desc, jrpcd_conn_peer_text(c, pt, sizeof(pt)), why,
-             (unsigned long long)n);
+  uint64_t n = jrpcd_conn_log_due(c, &c->w->auth_log, pt, sizeof(pt));
+  if (n)
+    jrpcd_warn("%s: %s: 401 Unauthorized, %s (%llu refused since the last "
+               "such line)",
+               c->l->desc, pt, why, (unsigned long long)n);
 }
 
 int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,

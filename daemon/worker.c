@@ -25,6 +25,26 @@ typedef struct work_req {
 
 static void host_hold(void *arg, const jrpc__registry_t *reg, int delta);
 
+/* What other threads hand a worker (posted calls, adopted connections)
+ * is linked under its lock: 0 with the lock held, or -1 (not held) once
+ * the worker takes no more posts, or, with or_stopping, is stopping. */
+static int lock_if_open(jrpcd_worker_t *w, int or_stopping) {
+  pthread_mutex_lock(&w->mu);
+  if (w->posts_closed || (or_stopping && w->stop_req)) {
+    pthread_mutex_unlock(&w->mu);
+    return -1;
+  }
+  return 0;
+}
+
+/* Wakes the worker's loop and lets the lock go. uv_async_send under the
+ * lock: once posts_closed is set, wake may be closed, and no send may race
+ * with that. */
+static void wake_and_unlock(jrpcd_worker_t *w) {
+  uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+}
+
 /* ---- the host side of deferred calls (async.h) ---- */
 
 static int host_post(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
@@ -42,9 +62,7 @@ static int host_post(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
   node->fn = fn;
   node->arg = fnarg;
   node->reg = reg;
-  pthread_mutex_lock(&w->mu);
-  if (w->posts_closed) {
-    pthread_mutex_unlock(&w->mu);
+  if (lock_if_open(w, 0) != 0) {
     if (!node->embedded)
       free(node);
     return JRPC_ECANCELED;
@@ -57,10 +75,7 @@ static int host_post(void *arg, jrpc_call_t *d, jrpc__post_node_t *node,
   else
     w->posts = node;
   w->posts_tail = node;
-  /* uv_async_send under the lock: once posts_closed is set, wake may be
-   * closed, and no send may race with that. */
-  uv_async_send(&w->wake);
-  pthread_mutex_unlock(&w->mu);
+  wake_and_unlock(w);
   return 0;
 }
 
@@ -88,13 +103,13 @@ static int host_queue_work(void *arg, jrpc_call_t *d,
   work_req_t *wr = malloc(sizeof(*wr));
   if (!wr)
     return JRPC_ENOMEM;
-  wr->w = w;
-  wr->call = d;
-  wr->reg = reg;
-  wr->work = work;
-  wr->done = done;
-  wr->arg = fnarg;
-  wr->req.data = wr;
+  *wr = (work_req_t){.w = w,
+                     .call = d,
+                     .reg = reg,
+                     .work = work,
+                     .done = done,
+                     .arg = fnarg,
+                     .req.data = wr};
   int rc = uv_queue_work(&w->loop, &wr->req, work_run, work_done);
   if (rc) {
     free(wr);
@@ -191,6 +206,16 @@ static const jrpc__host_t host_ops = {
 
 static void on_handle_closed(uv_handle_t *h) {}
 
+/* The loop's own handles, which keep uv_run going until closed. */
+static void close_own_handles(jrpcd_worker_t *w) {
+  uv_close((uv_handle_t *)&w->wake, on_handle_closed);
+  uv_close((uv_handle_t *)&w->tick, on_handle_closed);
+  uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
+  uv_close((uv_handle_t *)&w->after, on_handle_closed);
+  uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
+  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
+}
+
 /* Everything answered and sent (or the deadline passed): close the
  * loop's own handles so that uv_run returns. */
 static void close_loop(jrpcd_worker_t *w) {
@@ -208,12 +233,7 @@ static void close_loop(jrpcd_worker_t *w) {
     hand = next;
   }
   jrpcd_hub_worker_close(w); /* no publish wakes it from now on */
-  uv_close((uv_handle_t *)&w->wake, on_handle_closed);
-  uv_close((uv_handle_t *)&w->tick, on_handle_closed);
-  uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
-  uv_close((uv_handle_t *)&w->after, on_handle_closed);
-  uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
-  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
+  close_own_handles(w);
 }
 
 static void check_stopped(jrpcd_worker_t *w) {
@@ -338,16 +358,13 @@ int jrpcd_worker_adopt(jrpcd_worker_t *w, int fd, const jrpcd_listener_t *l) {
     return -1;
   h->fd = fd;
   h->l = l;
-  pthread_mutex_lock(&w->mu);
-  if (w->posts_closed || w->stop_req) {
-    pthread_mutex_unlock(&w->mu);
+  if (lock_if_open(w, 1) != 0) {
     free(h);
     return -1;
   }
   h->next = w->handoffs;
   w->handoffs = h;
-  uv_async_send(&w->wake);
-  pthread_mutex_unlock(&w->mu);
+  wake_and_unlock(w);
   return 0;
 }
 
@@ -420,12 +437,7 @@ static void thread_main(void *arg) {
 /* Undoes a start that failed before the thread ran. */
 static void start_failed(jrpcd_worker_t *w) {
   jrpcd_accept_stop(w);
-  uv_close((uv_handle_t *)&w->accept_retry, on_handle_closed);
-  uv_close((uv_handle_t *)&w->wake, on_handle_closed);
-  uv_close((uv_handle_t *)&w->tick, on_handle_closed);
-  uv_close((uv_handle_t *)&w->deadline, on_handle_closed);
-  uv_close((uv_handle_t *)&w->after, on_handle_closed);
-  uv_close((uv_handle_t *)&w->call_timer, on_handle_closed);
+  close_own_handles(w);
   uv_run(&w->loop, UV_RUN_NOWAIT);
   uv_loop_close(&w->loop);
   jrpcd_gen_worker_release(w->gen, w->index);

@@ -1119,3 +1119,14 @@ void tu_each_backend(const char *const *texts, size_t n, tu_backend_case_fn fn,
   }
   assert_true(ran >= 2);
 }
+
+int tu_handler_a(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  (void)c;
+  (void)params;
+  (void)udata;
+  return 1;
+}
+
+int tu_handler_b(jrpc_call_t *c, jrpc_val_t params, void *udata) {
+  return tu_handler_a(c, params, udata) + 1;
+}

@@ -170,6 +170,11 @@ void tu_fixture_free(tu_fixture *f);
 void tu_fixture_add(tu_fixture *f, const char *name, jrpc_handler_fn fn,
                     void *udata);
 
+/* Two handlers that do nothing useful (they return 1 and 2), told apart by
+ * their addresses: for tests of which handler a slot holds. */
+int tu_handler_a(jrpc_call_t *c, jrpc_val_t params, void *udata);
+int tu_handler_b(jrpc_call_t *c, jrpc_val_t params, void *udata);
+
 /* cmocka group setup/teardown that put a default fixture in *state. */
 int tu_setup(void **state);
 int tu_teardown(void **state);

@@ -37,9 +37,7 @@ mkcert() {
 
 write_conf() {
   cat >"$T/jrpcd.conf" <<EOF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 # Short, so that a connection the prompt or --stdin keeps can be closed
 # under it by the server.
 idle_timeout_ms = 1000
@@ -62,10 +60,7 @@ tcp = 127.0.0.1:$LINE
 unix = $T/http.sock
 mode = 0600
 framing = http
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
+$(conf_plugins math echo)
 EOF
   if ((TLS)); then
     cat >>"$T/jrpcd.conf" <<EOF

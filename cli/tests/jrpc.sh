@@ -48,9 +48,7 @@ ports_and_conf() {
 
 write_jrpcd_conf() {
   cat >"$T/jrpcd.conf" <<EOF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $T/jrpcd.sock
 mode = 0600
@@ -64,12 +62,7 @@ unix = $T/nodisc.sock
 mode = 0600
 methods = math.*
 discover = no
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math echo sleep)
 EOF
 }
 

@@ -52,9 +52,7 @@ ask() {
 write_conf() { # ACCESS-LINES
   {
     cat <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $T/a.sock
 mode = 0666
@@ -62,10 +60,7 @@ methods = math.* rpc.stats
 [listen net]
 tcp = 127.0.0.1:$P
 stats = yes
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
+$(conf_plugins math echo)
 [access]
 CONF
     printf '%s\n' "$@"

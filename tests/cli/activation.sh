@@ -114,9 +114,7 @@ test_passed() {
   local p n=$T/notify.log passed=$T/passed.sock own=$T/own.sock ino
   p=$(free_port)
   cat >"$T/act.conf" <<EOF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $passed
 [listen tcp]
@@ -124,8 +122,7 @@ tcp = 127.0.0.1:$p
 framing = length
 [listen own]
 unix = $own
-[plugin math]
-path = math.so
+$(conf_plugins math)
 [plugin env]
 path = $FX_ENV
 EOF
@@ -202,13 +199,10 @@ EOF
 test_not_ours() {
   local n=$T/nfu-notify.log abstract=@jrpcd-test-$$-$RANDOM
   cat >"$T/nfu.conf" <<EOF
-[server]
-workers = 1
-plugin_dir = $HANDLERS
+$(conf_server 1)
 [listen local]
 unix = $T/nfu.sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   start_receiver "$abstract" "$n"
   NOTIFY_SOCKET=$abstract start_with nfu "$T/nfu.sock" \
@@ -311,15 +305,12 @@ test_check() {
 test_journal() {
   local conf=$T/j.conf sock=$T/j.sock js
   cat >"$conf" <<EOF
-[server]
-workers = 1
-plugin_dir = $HANDLERS
+$(conf_server 1)
 [listen local]
 unix = $T/j-section.sock
 [listen own]
 unix = $sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   : >"$T/journal.err"
   js=$(stat -L -c '%d:%i' "$T/journal.err")
@@ -377,8 +368,7 @@ log_level = $level
 plugin_dir = $HANDLERS
 [listen own]
 unix = $sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   start_with "$name" "$sock" "$JRPCD" "$@" -c "$T/$name.conf"
   expect_call "$name" "$sock" "$ADD" "$THREE" >/dev/null
@@ -444,15 +434,12 @@ test_systemd_socket_activate() {
   local ssa
   ssa=$(command -v systemd-socket-activate) || missing "systemd-socket-activate not installed"
   cat >"$T/ssa.conf" <<EOF
-[server]
-workers = 1
-plugin_dir = $HANDLERS
+$(conf_server 1)
 [listen local]
 unix = $T/ssa.sock
 [listen own]
 unix = $T/ssa-own.sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   "$ssa" -l "$T/ssa.sock" --fdname=local "$JRPCD" -c "$T/ssa.conf" >"$T/ssa.out" 2>"$T/ssa.err" &
   local pid=$! i

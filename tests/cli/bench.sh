@@ -132,9 +132,7 @@ test_jrpcd() {
   host2=${v6:+[::1]}
   host2=${host2:-127.0.0.1}
   cat >"$T/d.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen nl]
 unix = $T/d.sock
 [listen len]
@@ -151,10 +149,7 @@ framing = http
 [listen tcphttp]
 tcp = 127.0.0.1:$p3
 framing = http
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
+$(conf_plugins math echo)
 CONF
   start_daemon jrpcd "$T/d.conf" "$T/d.sock"
   local dpid=$PID

@@ -77,9 +77,7 @@ test_bad_usage() {
 
 test_good_config() {
   cat >"$T/good.conf" <<EOF
-[server]
-workers = 3
-plugin_dir = $HANDLERS
+$(conf_server 3)
 
 [listen local]
 unix = $T/good.sock
@@ -89,12 +87,10 @@ mode = 0640
 tcp = [::1]:7499
 framing = length
 
-[plugin math]
-path = math.so
+$(conf_plugins math)
 [plugin echo]
 path = $HANDLERS/echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins sleep)
 max_ms = 100
 EOF
   run_jrpcd good -t -c "$T/good.conf"
@@ -173,10 +169,7 @@ EOF
 plugin_dir = $HANDLERS
 [listen a]
 unix = $T/a.sock
-[plugin math]
-path = math.so
-[plugin nope]
-path = nope.so
+$(conf_plugins math nope)
 EOF
 }
 

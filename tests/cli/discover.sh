@@ -71,9 +71,7 @@ main() {
   fi
   setup_tmp
   cat >"$T/d.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $T/d.sock
 [listen sub]
@@ -86,15 +84,9 @@ stats = off
 [listen closed]
 unix = $T/closed.sock
 discover = no
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math echo sleep)
 max_ms = 150
-[plugin kv]
-path = kv.so
+$(conf_plugins kv)
 [plugin good]
 path = $FX/fx_good.so
 [access]

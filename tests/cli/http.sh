@@ -44,9 +44,7 @@ tls_key = $T/srv.key
 "
   fi
   cat >"$T/jrpcd.conf" <<EOF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 drain_ms = $1
 
 [listen local]
@@ -64,11 +62,9 @@ framing = http
 health = no
 
 $TLS_SECTION
-[plugin math]
-path = math.so
+$(conf_plugins math)
 
-[plugin echo]
-path = echo.so
+$(conf_plugins echo)
 EOF
 }
 

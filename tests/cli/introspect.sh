@@ -28,9 +28,7 @@ readonly PY=/usr/bin/python3 # Debian's, with python3-prometheus-client
 
 write_conf() {
   cat >"$T/i.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 slow_call_ms = 20
 [listen app]
 tcp = 127.0.0.1:$APP
@@ -54,12 +52,7 @@ tcp = 127.0.0.1:$ADMINHTTP
 framing = http
 metrics = yes
 stats = full
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math echo sleep)
 [plugin fx]
 path = $FX/fx_count.so
 [access]

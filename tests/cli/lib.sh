@@ -308,6 +308,23 @@ stop_daemon() {
   fi
 }
 
+# conf_server [WORKERS]: the [server] section the configs here start with,
+# WORKERS workers (default 2) and the plugins of this build; a test's own
+# [server] keys may follow it. For $(conf_server) inside a config heredoc.
+# shellcheck disable=SC2120 # WORKERS is optional
+conf_server() {
+  printf '[server]\nworkers = %s\nplugin_dir = %s\n' "${1:-2}" "$HANDLERS"
+}
+
+# conf_plugins NAME...: a [plugin NAME] section loading NAME.so for each
+# sample plugin named; keys of the last one may follow it.
+conf_plugins() {
+  local name
+  for name in "$@"; do
+    printf '[plugin %s]\npath = %s.so\n' "$name" "$name"
+  done
+}
+
 # A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
 free_port() {
   local p

@@ -42,9 +42,7 @@ main() {
   local v6=yes
   [[ -s /proc/net/if_inet6 ]] || v6=
   cat >"$T/l.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $sock
 mode = 0640
@@ -56,8 +54,7 @@ stats = yes
 ${v6:+[listen v6]}
 ${v6:+tcp = [::1]:$p6}
 ${v6:+framing = length}
-[plugin math]
-path = math.so
+$(conf_plugins math)
 CONF
   start_daemon modes "$T/l.conf" "$sock"
   local perm

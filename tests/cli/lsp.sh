@@ -58,21 +58,14 @@ main() {
   local port got want='[3,[40,10,20],-32601,100000]'
   port=$(free_port)
   cat >"$T/lsp.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $T/lsp.sock
 framing = content-length
 [listen tcp]
 tcp = 127.0.0.1:$port
 framing = content-length
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math echo sleep)
 CONF
   if ! (cd "$T" && timeout 120 npm install --no-audit --no-fund --silent \
     --prefix "$T/npm" "$VSCODE_JSONRPC" >"$T/npm.log" 2>&1); then

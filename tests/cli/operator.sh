@@ -35,9 +35,7 @@ test_long_options() {
 # -T's stdout, saved, passes -t, gives the same -T again, and serves.
 test_dump_roundtrip() {
   cat >"$T/first.conf" <<EOF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen plain]
 unix = $T/plain.sock
 mode = 0600
@@ -45,10 +43,7 @@ mode = 0600
 unix = $T/web.sock
 framing = http
 metrics = yes
-[plugin math]
-path = math.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math sleep)
 max_ms = 100
 EOF
   run_jrpcd dump1 -T -c "$T/first.conf"
@@ -141,13 +136,10 @@ wait_log() {
 # what it does apply (log_level, methods) is not named.
 test_reload_restart_keys() {
   cat >"$T/hup.conf" <<EOF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen a]
 unix = $T/hup.sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   start_daemon hup "$T/hup.conf" "$T/hup.sock"
   local pid=$PID
@@ -162,8 +154,7 @@ framing = length
 methods = math.add
 [listen b]
 unix = $T/hup-b.sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   kill -HUP "$pid"
   if wait_log hup "(generation 2)"; then

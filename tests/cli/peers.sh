@@ -56,9 +56,7 @@ refused() {
 write_conf() { # PEERS_LOCAL PEERS_GUESTS [omit guests]
   {
     cat <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 [listen local]
 unix = $T/local.sock
 mode = 0666
@@ -79,8 +77,7 @@ peers = 127.0.0.2 ::1
 [listen lan]
 tcp = 127.0.0.1:$P2
 peers = 127.0.0.0/8
-[plugin math]
-path = math.so
+$(conf_plugins math)
 [plugin peer]
 path = $FX/fx_peer.so
 CONF
@@ -129,17 +126,14 @@ per_peer() {
   local p3 got
   p3=$(free_port)
   cat >"$T/pp.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 max_connections_per_peer = 3
 [listen local]
 unix = $T/pp.sock
 mode = 0666
 [listen net]
 tcp = 127.0.0.1:$p3
-[plugin math]
-path = math.so
+$(conf_plugins math)
 CONF
   start_daemon per_peer "$T/pp.conf" "$T/pp.sock"
   local pid=$PID

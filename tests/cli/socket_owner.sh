@@ -24,13 +24,10 @@ main() {
   setup_tmp
   local sock=$T/jrpcd.sock inode_b
   cat >"$T/jrpcd.conf" <<EOF
-[server]
-workers = 1
-plugin_dir = $HANDLERS
+$(conf_server 1)
 [listen local]
 unix = $sock
-[plugin math]
-path = math.so
+$(conf_plugins math)
 EOF
   start_daemon a "$T/jrpcd.conf" "$sock"
   local a=$PID

@@ -510,9 +510,7 @@ admission() {
   local pg pc po pq pz got
   free_ports pg pc po pq pz
   cat >"$T/adm.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 frame_timeout_ms = 3000
 max_connections = 40
 max_connections_per_peer = 3
@@ -542,8 +540,7 @@ tls_cert = $T/server.pem
 tls_key = $T/server.key
 [listen plain]
 tcp = 127.0.0.1:$pq
-[plugin math]
-path = math.so
+$(conf_plugins math)
 CONF
   write_adm_client
   start_daemon tls "$T/adm.conf" "$T/adm.sock"
@@ -640,9 +637,7 @@ main() {
   local pn pl pm pp plow pdeep
   free_ports pn pl pm pp plow pdeep
   cat >"$T/tls.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 frame_timeout_ms = 1000
 max_pending_calls = 1
 [listen local]
@@ -676,12 +671,7 @@ tls_cert = $T/server.pem
 tls_key = $T/server.key
 tls_client_ca = $T/ca.pem
 verify_depth = 1
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math echo sleep)
 [plugin peer]
 path = $FX/fx_peer.so
 CONF

@@ -67,9 +67,7 @@ make_token() { # NAME FILE
 
 write_conf() {
   cat >"$T/jrpcd.conf" <<CONF
-[server]
-workers = 2
-plugin_dir = $HANDLERS
+$(conf_server)
 # Debug: the check that no token is in the log covers every line.
 log_level = debug
 [listen local]
@@ -85,8 +83,7 @@ framing = http
 [access]
 math.add = token:app token:ops
 math.divide = token:ops
-[plugin math]
-path = math.so
+$(conf_plugins math)
 CONF
 }
 

@@ -15,21 +15,10 @@
 #include <sys/socket.h>
 
 #include "introspect.h"
+#include "testutil.h"
 
-static int served(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  (void)c;
-  (void)params;
-  (void)udata;
-  return 0;
-}
-
-/* What admit.c points a denied slot at: any handler but the method's. */
-static int refused(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  (void)c;
-  (void)params;
-  (void)udata;
-  return 1;
-}
+/* Served methods run tu_handler_a; what admit.c points a denied slot at
+ * is any other handler (tu_handler_b). */
 
 #define CUT (sizeof(((jrpcd_slow_entry_t *)0)->method) - 1)
 
@@ -51,6 +40,8 @@ static void set_fn(fixture_t *f, const char *name, jrpc_handler_fn fn) {
   f->view.slots[slot_of(&f->all, name)].fn = fn;
 }
 
+/* The registries, once for the group; the tests change only the listener
+ * and the connection (fresh_conn). */
 static int setup(void **state) {
   static fixture_t f;
   memset(&f, 0, sizeof(f));
@@ -61,18 +52,27 @@ static int setup(void **state) {
                          f.short_name};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     assert_int_equal(
-        jrpc__registry_add(&f.all, names[i], served, NULL, &f, NULL), 0);
+        jrpc__registry_add(&f.all, names[i], tu_handler_a, NULL, &f, NULL), 0);
   assert_int_equal(jrpc__registry_view_init(&f.view, &f.all), 0);
-  set_fn(&f, "admin.drop", NULL);     /* hidden: the listener's methods */
-  set_fn(&f, f.long_name, NULL);      /* hidden */
-  set_fn(&f, "math.divide", refused); /* denied: [access] */
-  f.l.stats = JRPCD_STATS_LISTENER;
-  f.conn.l = &f.l;
-  f.conn.st.peer.family = AF_INET;
-  f.conn.st.peer.uid = f.conn.st.peer.gid = f.conn.st.peer.pid = -1;
-  strcpy(f.conn.st.peer.addr, "127.0.0.1");
-  f.conn.st.peer.port = 5000;
+  set_fn(&f, "admin.drop", NULL);          /* hidden: the listener's methods */
+  set_fn(&f, f.long_name, NULL);           /* hidden */
+  set_fn(&f, "math.divide", tu_handler_b); /* denied: [access] */
   *state = &f;
+  return 0;
+}
+
+/* Before each test: a listener with stats = listener, and a connection on
+ * it from 127.0.0.1:5000. */
+static int fresh_conn(void **state) {
+  fixture_t *f = *state;
+  memset(&f->l, 0, sizeof(f->l));
+  memset(&f->conn, 0, sizeof(f->conn));
+  f->l.stats = JRPCD_STATS_LISTENER;
+  f->conn.l = &f->l;
+  f->conn.st.peer.family = AF_INET;
+  f->conn.st.peer.uid = f->conn.st.peer.gid = f->conn.st.peer.pid = -1;
+  strcpy(f->conn.st.peer.addr, "127.0.0.1");
+  f->conn.st.peer.port = 5000;
   return 0;
 }
 
@@ -165,10 +165,10 @@ static void test_unknown_peer(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_listener_scope, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_no_view, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_full_scope, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_unknown_peer, setup, teardown),
+      cmocka_unit_test_setup(test_listener_scope, fresh_conn),
+      cmocka_unit_test_setup(test_no_view, fresh_conn),
+      cmocka_unit_test_setup(test_full_scope, fresh_conn),
+      cmocka_unit_test_setup(test_unknown_peer, fresh_conn),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -35,6 +35,19 @@ static jrpcd_peerkey_t v4_key(uint32_t n) {
   return k;
 }
 
+/* Asks pc for a place for k: asserts that it is given (ok 1) or refused
+ * (ok 0), failing at the caller's line; returns the count of k's
+ * connections open that it reported. */
+#define take(pc, k, ok) take_at((pc), (k), (ok), __FILE__, __LINE__)
+static uint32_t take_at(jrpcd_peercount_t *pc, const jrpcd_peerkey_t *k, int ok,
+                        const char *file, int line) {
+  uint32_t open = 0;
+  int given = jrpcd_peercount_take(pc, k, &open) != 0;
+  _assert_int_equal(cast_to_largest_integral_type(given),
+                    cast_to_largest_integral_type(ok), file, line);
+  return open;
+}
+
 static void test_limit(void **state) {
   (void)state;
   jrpcd_peercount_t pc;
@@ -42,28 +55,23 @@ static void test_limit(void **state) {
   jrpcd_peerkey_t a = uid_key(1000), b = uid_key(1001), ip = v4_key(1000);
   jrpcd_peerkey_t ip6 = ip;
   ip6.family = AF_INET6;
-  uint32_t open;
-  assert_true(jrpcd_peercount_take(&pc, &a, &open));
-  assert_int_equal(open, 1);
-  assert_true(jrpcd_peercount_take(&pc, &a, &open));
-  assert_int_equal(open, 2);
-  assert_false(jrpcd_peercount_take(&pc, &a, &open));
-  assert_int_equal(open, 2);
+  assert_int_equal(take(&pc, &a, 1), 1);
+  assert_int_equal(take(&pc, &a, 1), 2);
+  assert_int_equal(take(&pc, &a, 0), 2);
   /* Others are counted apart, even with the same number inside. */
-  assert_true(jrpcd_peercount_take(&pc, &b, &open));
-  assert_true(jrpcd_peercount_take(&pc, &ip, &open));
-  assert_true(jrpcd_peercount_take(&pc, &ip6, &open));
-  assert_int_equal(open, 1);
+  take(&pc, &b, 1);
+  take(&pc, &ip, 1);
+  assert_int_equal(take(&pc, &ip6, 1), 1);
   /* A place given back is free again. */
   jrpcd_peercount_give(&pc, &a);
-  assert_true(jrpcd_peercount_take(&pc, &a, &open));
-  assert_false(jrpcd_peercount_take(&pc, &a, &open));
+  take(&pc, &a, 1);
+  take(&pc, &a, 0);
   jrpcd_peercount_free(&pc);
 
   /* No limit: nothing is counted. */
   jrpcd_peercount_init(&pc, 0, 64);
   for (int i = 0; i < 10; i++)
-    assert_true(jrpcd_peercount_take(&pc, &a, &open));
+    take(&pc, &a, 1);
   assert_int_equal(pc.used, 0);
   jrpcd_peercount_free(&pc);
 }
@@ -73,20 +81,18 @@ static void test_many_peers(void **state) {
   jrpcd_peercount_t pc;
   jrpcd_peercount_init(&pc, 3, 128);
   enum { N = 5000 };
-  uint32_t open;
   for (uint32_t i = 0; i < N; i++) {
     jrpcd_peerkey_t k = v4_key(i);
-    assert_true(jrpcd_peercount_take(&pc, &k, &open));
-    assert_true(jrpcd_peercount_take(&pc, &k, &open));
+    take(&pc, &k, 1);
+    take(&pc, &k, 1);
   }
   assert_int_equal(pc.used, N);
   size_t cap = pc.cap;
   assert_true(cap * 3 >= (size_t)N * 4); /* at most three quarters full */
   for (uint32_t i = 0; i < N; i++) {
     jrpcd_peerkey_t k = v4_key(i);
-    assert_true(jrpcd_peercount_take(&pc, &k, &open));
-    assert_int_equal(open, 3);
-    assert_false(jrpcd_peercount_take(&pc, &k, &open));
+    assert_int_equal(take(&pc, &k, 1), 3);
+    take(&pc, &k, 0);
   }
   /* Every peer leaves; rounds of new peers come and go: the table keeps
    * its size (slots of peers gone are reused or swept). */
@@ -99,8 +105,7 @@ static void test_many_peers(void **state) {
   for (uint32_t round = 1; round <= 20; round++) {
     for (uint32_t i = 0; i < 100; i++) {
       jrpcd_peerkey_t k = v4_key(round * 1000000 + i);
-      assert_true(jrpcd_peercount_take(&pc, &k, &open));
-      assert_int_equal(open, 1);
+      assert_int_equal(take(&pc, &k, 1), 1);
     }
     for (uint32_t i = 0; i < 100; i++) {
       jrpcd_peerkey_t k = v4_key(round * 1000000 + i);
@@ -132,23 +137,19 @@ static void test_prefix_v6(void **state) {
   jrpcd_peerkey_addr(&pc, &k1, AF_INET6, a1);
   jrpcd_peerkey_addr(&pc, &k2, AF_INET6, a2);
   jrpcd_peerkey_addr(&pc, &kb, AF_INET6, b);
-  uint32_t open;
   /* Two addresses of one /64 share its two places... */
-  assert_true(jrpcd_peercount_take(&pc, &k1, &open));
-  assert_true(jrpcd_peercount_take(&pc, &k2, &open));
-  assert_int_equal(open, 2);
-  assert_false(jrpcd_peercount_take(&pc, &k1, &open));
-  assert_false(jrpcd_peercount_take(&pc, &k2, &open));
+  take(&pc, &k1, 1);
+  assert_int_equal(take(&pc, &k2, 1), 2);
+  take(&pc, &k1, 0);
+  take(&pc, &k2, 0);
   /* ... while the next /64 has its own. */
-  assert_true(jrpcd_peercount_take(&pc, &kb, &open));
-  assert_int_equal(open, 1);
+  assert_int_equal(take(&pc, &kb, 1), 1);
   /* IPv4 keys keep the whole address and nothing past it. */
   jrpcd_peerkey_addr(&pc, &k4, AF_INET, v4);
   v4[4] = 1;
   jrpcd_peerkey_addr(&pc, &k4b, AF_INET, v4);
   assert_memory_equal(&k4, &k4b, sizeof(k4));
-  assert_true(jrpcd_peercount_take(&pc, &k4, &open));
-  assert_int_equal(open, 1);
+  assert_int_equal(take(&pc, &k4, 1), 1);
   jrpcd_peercount_free(&pc);
 
   /* A prefix off a byte boundary: /60 takes the high nibble of byte 7. */

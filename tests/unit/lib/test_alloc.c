@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "dispatch.h"
+#include "engine_fx.h"
 #include "module.h"
 #include "testutil.h"
 #include "http.h"
@@ -116,13 +117,7 @@ static int teardown(void **state) {
 static size_t pump(jrpc__stream_t *s, const char *in, size_t n, size_t chunk) {
   size_t off = 0, out = 0;
   while (off < n) {
-    size_t room;
-    char *dst = jrpc__stream_rbuf(s, &room);
-    assert_non_null(dst);
-    size_t k = n - off < room ? n - off : room;
-    if (k > chunk)
-      k = chunk;
-    memcpy(dst, in + off, k);
+    size_t k = engine_fx_put(s, in + off, n - off, chunk);
     off += k;
     int rc = s->http ? jrpc__http_feed(s, k, 0) : jrpc__stream_feed(s, k, 0);
     assert_int_equal(rc, 0);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "dispatch.h"
+#include "engine_fx.h"
 #include "http.h"
 #include "stream.h"
 
@@ -20,14 +21,6 @@
 #define MAX_HEAD 1024
 
 static jrpc_call_t *stashed; /* the call "later" deferred */
-
-static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  const char *s;
-  size_t n;
-  if (jrpc_raw(c, params, &s, &n))
-    return jrpc_w_null(c);
-  return jrpc_w_raw(c, s, n);
-}
 
 static int later(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   stashed = jrpc_defer(c);
@@ -73,32 +66,18 @@ static int authorize(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
 }
 static const jrpc__http_host_t http_host = {healthy, metrics, authorize};
 
-typedef struct fixture {
-  jrpc__registry_t reg;
-  jrpc__engine_t e;
-} fixture_t;
-
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  jrpc__registry_init(&f->reg);
-  jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
-  jrpc__registry_add(&f->reg, "later", later, NULL, NULL, NULL);
-  jrpc__registry_add(&f->reg, "now", now, NULL, NULL, NULL);
-  jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
-  lim.max_frame_bytes = MAX_FRAME;
-  jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("native"));
+  static const engine_fx_method_t methods[] = {
+      {"echo", engine_fx_echo},
+      {"later", later},
+      {"now", now},
+  };
+  engine_fx_t *f = engine_fx_new(methods, sizeof(methods) / sizeof(methods[0]),
+                                 MAX_FRAME, "native");
   f->e.host = &host;
   *state = f;
   up = 1;
   stashed = NULL;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  jrpc__engine_free(&f->e);
-  jrpc__registry_free(&f->reg);
-  free(f);
   return 0;
 }
 
@@ -132,13 +111,7 @@ static void take_output(conn_t *c) {
 static void conn_send(conn_t *c, const char *in, size_t n, size_t chunk) {
   size_t off = 0;
   while (off < n && c->rc == 0) {
-    size_t room;
-    char *dst = jrpc__stream_rbuf(&c->s, &room);
-    assert_non_null(dst);
-    size_t k = n - off < room ? n - off : room;
-    if (k > chunk)
-      k = chunk;
-    memcpy(dst, in + off, k);
+    size_t k = engine_fx_put(&c->s, in + off, n - off, chunk);
     off += k;
     c->rc = jrpc__http_feed(&c->s, k, 0);
     if (c->s.cap > c->max_cap)
@@ -198,7 +171,7 @@ static const char OK_HEAD[] = "HTTP/1.1 200 OK\r\n"
                               "Content-Length:         38\r\n\r\n";
 
 static void test_call_200(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char *in = post(CALL1);
   int rc;
   char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
@@ -211,7 +184,7 @@ static void test_call_200(void **state) {
 }
 
 static void test_jsonrpc_error_is_200(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char *in = post("{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"id\":2}");
   char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
   assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
@@ -221,7 +194,7 @@ static void test_jsonrpc_error_is_200(void **state) {
 }
 
 static void test_notification_204(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char *in = post(NOTE);
   char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, NULL);
   assert_string_equal(out, "HTTP/1.1 204 No Content\r\n\r\n");
@@ -236,7 +209,7 @@ static void test_notification_204(void **state) {
 }
 
 static void test_pipelined_in_order(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   const char *chunked_call =
       "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
       "Content-Type: application/json; charset=utf-8\r\n"
@@ -267,7 +240,7 @@ static void test_pipelined_in_order(void **state) {
   free(b);
 }
 
-static void expect_status(fixture_t *f, const char *in, const char *status,
+static void expect_status(engine_fx_t *f, const char *in, const char *status,
                           int closes) {
   int rc;
   char *out = run_both(&f->e, JRPC_FRAMING_HTTP, in, &rc);
@@ -283,7 +256,7 @@ static void expect_status(fixture_t *f, const char *in, const char *status,
 }
 
 static void test_error_statuses(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   expect_status(f, "GARBAGE\r\n\r\n", "400 Bad Request", 1);
   expect_status(f, "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
                 "400 Bad Request", 1);
@@ -335,7 +308,7 @@ static void test_error_statuses(void **state) {
 }
 
 static void test_health_and_metrics(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char *out = run_both(&f->e, JRPC_FRAMING_HTTP,
                        "GET /health?probe=1 HTTP/1.1\r\n\r\n", NULL);
   assert_string_equal(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json"
@@ -365,7 +338,7 @@ static void test_health_and_metrics(void **state) {
 }
 
 static void test_connection_close_and_http10(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char body[] = CALL1;
   char in[512];
   int rc;
@@ -397,7 +370,7 @@ static void test_connection_close_and_http10(void **state) {
 /* HEAD: the status without a body (Content-Length 0), and the next
  * request is read as such. */
 static void test_head_405_no_body(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char *b = post(CALL1);
   char in[512];
   snprintf(in, sizeof(in), "HEAD / HTTP/1.1\r\n\r\n%s", b);
@@ -449,7 +422,7 @@ static void test_head_routes(void **state) {
 
 /* Connection: close on a deferred request: closed once it is answered. */
 static void test_deferred_close(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
   const char *body = "{\"jsonrpc\":\"2.0\",\"method\":\"later\",\"id\":9}";
   char in[512];
@@ -472,7 +445,7 @@ static void test_deferred_close(void **state) {
 }
 
 static void test_expect_continue(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
   char head[256];
   snprintf(head, sizeof(head),
@@ -488,7 +461,7 @@ static void test_expect_continue(void **state) {
 
 /* A deferred reply holds the requests behind it, then goes first. */
 static void test_deferred_in_order(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
   char *a = post("{\"jsonrpc\":\"2.0\",\"method\":\"later\",\"id\":9}");
   char *b = post(CALL1);
@@ -526,7 +499,7 @@ static void test_deferred_in_order(void **state) {
 
 /* A deferred notification: 204 once it is over, and not before. */
 static void test_deferred_notification_204(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
   char *a = post("{\"jsonrpc\":\"2.0\",\"method\":\"later\"}");
   conn_send(c, a, strlen(a), 1 << 20);
@@ -541,7 +514,7 @@ static void test_deferred_notification_204(void **state) {
 }
 
 static void test_timeout_408(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   conn_t *c = conn_new(&f->e, JRPC_FRAMING_HTTP);
   conn_send(c, "POST / HTTP/1.1\r\nHost", 21, 100);
   assert_int_equal(c->out_n, 0);
@@ -556,7 +529,7 @@ static void test_timeout_408(void **state) {
 /* The buffer holds the head and the body, not the chunk framing: 1-byte
  * chunks with extensions, of a body at the limit. */
 static void test_chunked_buffer_bounded(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   size_t cap = 64 + MAX_FRAME * 40 + 1000;
   char *in = malloc(cap);
   size_t n = (size_t)sprintf(
@@ -585,7 +558,7 @@ static void test_chunked_buffer_bounded(void **state) {
 }
 
 static void test_content_length_framing(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char in[1024];
   snprintf(in, sizeof(in),
            "Content-Length: %zu\r\n\r\n%s"
@@ -660,7 +633,7 @@ static void append(char *in, size_t cap, const char *head, const char *body) {
  * Transfer-Encoding would be read here otherwise than by a proxy that
  * does not unfold. */
 static void test_obs_fold_400(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   static const char *const folded[] = {
       "POST / HTTP/1.1\r\nContent-Length:\r\n 2\r\n\r\n{}",
       "POST / HTTP/1.1\r\nContent-Length:\r\n\t2\r\n\r\n{}",
@@ -720,7 +693,7 @@ static char *run_auth_both(jrpc__engine_t *e, const char *in, int *rc) {
   "Content-Length: 53\r\n\r\n" CALL1
 
 static void test_auth(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   int rc;
   /* None: asked with no credentials; refused, closed, nothing run. */
   asked = 0;
@@ -797,7 +770,7 @@ static void test_auth(void **state) {
 }
 
 static void test_memo_same_head(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   static const char pad[] = "0123456789012345678901234567890123456789"
                             "0123456789012345678901234567890123456789";
   char big[256], in[4096] = "";
@@ -852,32 +825,31 @@ static void test_memo_same_head(void **state) {
   conn_free(c);
 }
 
+/* Each test on a fresh engine. */
+#define FX_TEST(fn)                                                            \
+  cmocka_unit_test_setup_teardown(fn, setup, engine_fx_teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_call_200, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_jsonrpc_error_is_200, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_notification_204, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_error_statuses, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_health_and_metrics, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_connection_close_and_http10, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_head_405_no_body, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_head_routes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_deferred_close, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_deferred_in_order, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_deferred_notification_204, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_timeout_408, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_chunked_buffer_bounded, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_memo_same_head, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_obs_fold_400, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_auth, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_content_length_framing, setup,
-                                      teardown),
+      FX_TEST(test_call_200),
+      FX_TEST(test_jsonrpc_error_is_200),
+      FX_TEST(test_notification_204),
+      FX_TEST(test_pipelined_in_order),
+      FX_TEST(test_error_statuses),
+      FX_TEST(test_health_and_metrics),
+      FX_TEST(test_connection_close_and_http10),
+      FX_TEST(test_expect_continue),
+      FX_TEST(test_head_405_no_body),
+      FX_TEST(test_head_routes),
+      FX_TEST(test_deferred_close),
+      FX_TEST(test_deferred_in_order),
+      FX_TEST(test_deferred_notification_204),
+      FX_TEST(test_timeout_408),
+      FX_TEST(test_chunked_buffer_bounded),
+      FX_TEST(test_memo_same_head),
+      FX_TEST(test_obs_fold_400),
+      FX_TEST(test_auth),
+      FX_TEST(test_content_length_framing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,20 +10,7 @@
 #include <cmocka.h>
 
 #include "registry.h"
-
-static int h1(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  (void)c;
-  (void)params;
-  (void)udata;
-  return 1;
-}
-
-static int h2(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  (void)c;
-  (void)params;
-  (void)udata;
-  return 2;
-}
+#include "testutil.h"
 
 static int owner_a, owner_b, owner_c;
 
@@ -38,12 +25,13 @@ static void test_add_find(void **state) {
   int ud = 0;
   char name[32];
   strcpy(name, "math.add");
-  assert_int_equal(jrpc__registry_add(&r, name, h1, &ud, &owner_a, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, name, tu_handler_a, &ud, &owner_a, NULL), 0);
   /* The registry keeps its own copy of the name. */
   memset(name, 'Z', 8);
   const jrpc__method_t *m = find(&r, "math.add");
   assert_non_null(m);
-  assert_true(m->fn == h1);
+  assert_true(m->fn == tu_handler_a);
   assert_ptr_equal(m->udata, &ud);
   assert_ptr_equal(m->owner, &owner_a);
   assert_string_equal(m->name, "math.add");
@@ -68,22 +56,25 @@ static void test_duplicate(void **state) {
   jrpc__registry_t r;
   assert_int_equal(jrpc__registry_init(&r), 0);
   int ud1 = 1, ud2 = 2;
-  assert_int_equal(jrpc__registry_add(&r, "echo", h1, &ud1, &owner_a, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "echo", tu_handler_a, &ud1, &owner_a, NULL), 0);
   const jrpc__method_t *ex = NULL;
-  assert_int_equal(jrpc__registry_add(&r, "echo", h2, &ud2, &owner_b, &ex),
-                   JRPC_EEXIST);
+  assert_int_equal(
+      jrpc__registry_add(&r, "echo", tu_handler_b, &ud2, &owner_b, &ex),
+      JRPC_EEXIST);
   assert_non_null(ex);
-  assert_true(ex->fn == h1);
+  assert_true(ex->fn == tu_handler_a);
   assert_ptr_equal(ex->udata, &ud1);
   assert_ptr_equal(ex->owner, &owner_a);
   assert_string_equal(ex->name, "echo");
   /* Without an out pointer as well. */
-  assert_int_equal(jrpc__registry_add(&r, "echo", h2, &ud2, &owner_a, NULL),
-                   JRPC_EEXIST);
+  assert_int_equal(
+      jrpc__registry_add(&r, "echo", tu_handler_b, &ud2, &owner_a, NULL),
+      JRPC_EEXIST);
   /* The first registration is unchanged. */
   const jrpc__method_t *m = find(&r, "echo");
   assert_non_null(m);
-  assert_true(m->fn == h1);
+  assert_true(m->fn == tu_handler_a);
   assert_ptr_equal(m->udata, &ud1);
   assert_int_equal(r.count, 1);
   jrpc__registry_free(&r);
@@ -93,26 +84,31 @@ static void test_reserved_and_empty(void **state) {
   (void)state;
   jrpc__registry_t r;
   assert_int_equal(jrpc__registry_init(&r), 0);
-  assert_int_equal(jrpc__registry_add(&r, "", h1, NULL, &owner_a, NULL),
-                   JRPC_EINVAL);
-  assert_int_equal(jrpc__registry_add(&r, "rpc.x", h1, NULL, &owner_a, NULL),
-                   JRPC_EINVAL);
-  assert_int_equal(jrpc__registry_add(&r, "rpc.", h1, NULL, &owner_a, NULL),
-                   JRPC_EINVAL);
   assert_int_equal(
-      jrpc__registry_add(&r, "rpc.discover", h1, NULL, &owner_a, NULL),
+      jrpc__registry_add(&r, "", tu_handler_a, NULL, &owner_a, NULL),
       JRPC_EINVAL);
+  assert_int_equal(
+      jrpc__registry_add(&r, "rpc.x", tu_handler_a, NULL, &owner_a, NULL),
+      JRPC_EINVAL);
+  assert_int_equal(
+      jrpc__registry_add(&r, "rpc.", tu_handler_a, NULL, &owner_a, NULL),
+      JRPC_EINVAL);
+  assert_int_equal(jrpc__registry_add(&r, "rpc.discover", tu_handler_a, NULL,
+                                      &owner_a, NULL),
+                   JRPC_EINVAL);
   assert_int_equal(r.count, 0);
   assert_null(find(&r, "rpc.x"));
   /* Names that merely look similar are allowed. */
-  assert_int_equal(jrpc__registry_add(&r, "rpcx", h1, NULL, &owner_a, NULL), 0);
-  assert_int_equal(jrpc__registry_add(&r, "rpc", h2, NULL, &owner_a, NULL), 0);
-  assert_int_equal(jrpc__registry_add(&r, "x.rpc.y", h1, NULL, &owner_a, NULL),
-                   0);
-  assert_int_equal(jrpc__registry_add(&r, "rpc_x", h1, NULL, &owner_a, NULL),
-                   0);
-  assert_true(find(&r, "rpcx")->fn == h1);
-  assert_true(find(&r, "rpc")->fn == h2);
+  assert_int_equal(
+      jrpc__registry_add(&r, "rpcx", tu_handler_a, NULL, &owner_a, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "rpc", tu_handler_b, NULL, &owner_a, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "x.rpc.y", tu_handler_a, NULL, &owner_a, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "rpc_x", tu_handler_a, NULL, &owner_a, NULL), 0);
+  assert_true(find(&r, "rpcx")->fn == tu_handler_a);
+  assert_true(find(&r, "rpc")->fn == tu_handler_b);
   assert_int_equal(r.count, 4);
   jrpc__registry_free(&r);
 }
@@ -121,16 +117,18 @@ static void test_find_slice(void **state) {
   (void)state;
   jrpc__registry_t r;
   assert_int_equal(jrpc__registry_init(&r), 0);
-  assert_int_equal(jrpc__registry_add(&r, "math.add", h1, NULL, NULL, NULL), 0);
-  assert_int_equal(jrpc__registry_add(&r, "math", h2, NULL, NULL, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "math.add", tu_handler_a, NULL, NULL, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "math", tu_handler_b, NULL, NULL, NULL), 0);
   /* The name inside a larger, not NUL-terminated buffer. */
   const char buf[] = {'m', 'a', 't', 'h', '.', 'a', 'd', 'd', 'X', 'Y'};
   const jrpc__method_t *m = jrpc__registry_find(&r, buf, 8);
   assert_non_null(m);
-  assert_true(m->fn == h1);
+  assert_true(m->fn == tu_handler_a);
   m = jrpc__registry_find(&r, buf, 4);
   assert_non_null(m);
-  assert_true(m->fn == h2);
+  assert_true(m->fn == tu_handler_b);
   /* Prefixes and extensions are other names. */
   assert_null(jrpc__registry_find(&r, buf, 7));
   assert_null(jrpc__registry_find(&r, buf, 9));
@@ -157,9 +155,9 @@ static void test_every_length(void **state) {
     for (int i = 0; i < n; i++)
       names[n][i] = (char)('a' + (i * 7 + n) % 26);
     names[n][n] = 0;
-    assert_int_equal(
-        jrpc__registry_add(&r, names[n], h1, (void *)(intptr_t)n, NULL, NULL),
-        0);
+    assert_int_equal(jrpc__registry_add(&r, names[n], tu_handler_a,
+                                        (void *)(intptr_t)n, NULL, NULL),
+                     0);
   }
   for (int n = 1; n <= 40; n++) {
     const jrpc__method_t *m = find(&r, names[n]);
@@ -193,7 +191,8 @@ static void test_growth(void **state) {
   char name[32];
   for (uintptr_t i = 0; i < 10000; i++) {
     snprintf(name, sizeof name, "m.%lu", (unsigned long)i);
-    assert_int_equal(jrpc__registry_add(&r, name, (i % 2) ? h1 : h2,
+    assert_int_equal(jrpc__registry_add(&r, name,
+                                        (i % 2) ? tu_handler_a : tu_handler_b,
                                         (void *)(i + 1), &owner_a, NULL),
                      0);
   }
@@ -205,7 +204,7 @@ static void test_growth(void **state) {
     const jrpc__method_t *m = find(&r, name);
     assert_non_null(m);
     assert_ptr_equal(m->udata, (void *)(i + 1));
-    assert_true(m->fn == ((i % 2) ? h1 : h2));
+    assert_true(m->fn == ((i % 2) ? tu_handler_a : tu_handler_b));
     assert_string_equal(m->name, name);
   }
   for (uintptr_t i = 10000; i < 10100; i++) {
@@ -213,8 +212,9 @@ static void test_growth(void **state) {
     assert_null(find(&r, name));
   }
   /* Duplicates are still detected after growth. */
-  assert_int_equal(jrpc__registry_add(&r, "m.1234", h1, NULL, &owner_b, NULL),
-                   JRPC_EEXIST);
+  assert_int_equal(
+      jrpc__registry_add(&r, "m.1234", tu_handler_a, NULL, &owner_b, NULL),
+      JRPC_EEXIST);
   jrpc__registry_free(&r);
 }
 
@@ -226,9 +226,9 @@ static void test_remove_owner(void **state) {
   const void *owners[3] = {&owner_a, &owner_b, &owner_c};
   for (uintptr_t i = 0; i < 3000; i++) {
     snprintf(name, sizeof name, "svc%lu.call", (unsigned long)i);
-    assert_int_equal(
-        jrpc__registry_add(&r, name, h1, (void *)(i + 1), owners[i % 3], NULL),
-        0);
+    assert_int_equal(jrpc__registry_add(&r, name, tu_handler_a, (void *)(i + 1),
+                                        owners[i % 3], NULL),
+                     0);
   }
   assert_int_equal(r.count, 3000);
   jrpc__registry_remove_owner(&r, &owner_b);
@@ -253,8 +253,9 @@ static void test_remove_owner(void **state) {
   /* The removed names can be registered again, by anyone. */
   for (uintptr_t i = 1; i < 3000; i += 3) {
     snprintf(name, sizeof name, "svc%lu.call", (unsigned long)i);
-    assert_int_equal(
-        jrpc__registry_add(&r, name, h2, (void *)(i + 7), &owner_c, NULL), 0);
+    assert_int_equal(jrpc__registry_add(&r, name, tu_handler_b, (void *)(i + 7),
+                                        &owner_c, NULL),
+                     0);
   }
   assert_int_equal(r.count, 3000);
   for (uintptr_t i = 0; i < 3000; i++) {
@@ -262,10 +263,10 @@ static void test_remove_owner(void **state) {
     const jrpc__method_t *m = find(&r, name);
     assert_non_null(m);
     if (i % 3 == 1) {
-      assert_true(m->fn == h2);
+      assert_true(m->fn == tu_handler_b);
       assert_ptr_equal(m->udata, (void *)(i + 7));
     } else {
-      assert_true(m->fn == h1);
+      assert_true(m->fn == tu_handler_a);
     }
   }
   /* Removing everything leaves an empty, still usable registry. */
@@ -273,8 +274,8 @@ static void test_remove_owner(void **state) {
   jrpc__registry_remove_owner(&r, &owner_c);
   assert_int_equal(r.count, 0);
   assert_null(find(&r, "svc0.call"));
-  assert_int_equal(jrpc__registry_add(&r, "svc0.call", h1, NULL, NULL, NULL),
-                   0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "svc0.call", tu_handler_a, NULL, NULL, NULL), 0);
   assert_non_null(find(&r, "svc0.call"));
   jrpc__registry_free(&r);
 }
@@ -289,7 +290,7 @@ static void test_remove_dense(void **state) {
   for (int round = 0; round < 20; round++) {
     for (uintptr_t i = 0; i < 200; i++) {
       snprintf(name, sizeof name, "r%d.%lu", round, (unsigned long)i);
-      assert_int_equal(jrpc__registry_add(&r, name, h1, NULL,
+      assert_int_equal(jrpc__registry_add(&r, name, tu_handler_a, NULL,
                                           (i % 2) ? &owner_a : &owner_b, NULL),
                        0);
     }
@@ -317,12 +318,15 @@ static void test_view(void **state) {
   (void)state;
   jrpc__registry_t r, v;
   assert_int_equal(jrpc__registry_init(&r), 0);
-  assert_int_equal(jrpc__registry_add(&r, "math.add", h1, NULL, NULL, NULL), 0);
-  assert_int_equal(jrpc__registry_add(&r, "echo", h2, NULL, NULL, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "math.add", tu_handler_a, NULL, NULL, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "echo", tu_handler_b, NULL, NULL, NULL), 0);
   for (int i = 0; i < 40; i++) { /* past the first table size */
     char name[16];
     snprintf(name, sizeof(name), "m.%d", i);
-    assert_int_equal(jrpc__registry_add(&r, name, h1, NULL, NULL, NULL), 0);
+    assert_int_equal(
+        jrpc__registry_add(&r, name, tu_handler_a, NULL, NULL, NULL), 0);
   }
   assert_int_equal(jrpc__registry_view_init(&v, &r), 0);
   const jrpc__method_t *a = jrpc__registry_find(&v, "math.add", 8);
@@ -344,12 +348,12 @@ static void test_view(void **state) {
   uint32_t echo = jrpc__registry_find(&v, "echo", 4)->slot;
   jrpc__registry_view_withhold(&v, echo, NULL, NULL);
   assert_null(jrpc__registry_find(&v, "echo", 4));
-  assert_ptr_equal(jrpc__registry_find(&r, "echo", 4)->fn, h2);
+  assert_ptr_equal(jrpc__registry_find(&r, "echo", 4)->fn, tu_handler_b);
   assert_false(jrpc__registry_view_serves(&r, &v, echo));
   /* Denied in the view only: found, with nothing of the method left. */
-  jrpc__registry_view_withhold(&v, add, h2, &owner);
+  jrpc__registry_view_withhold(&v, add, tu_handler_b, &owner);
   const jrpc__method_t *d = jrpc__registry_find(&v, "math.add", 8);
-  assert_ptr_equal(d->fn, h2);
+  assert_ptr_equal(d->fn, tu_handler_b);
   assert_ptr_equal(d->udata, &owner);
   assert_null(d->vplan);
   assert_null(d->desc);
@@ -357,7 +361,7 @@ static void test_view(void **state) {
   assert_int_equal(d->timeout_ms, 0);
   assert_int_equal(d->slot, add);
   assert_false(jrpc__registry_view_serves(&r, &v, add));
-  assert_ptr_equal(jrpc__registry_find(&r, "math.add", 8)->fn, h1);
+  assert_ptr_equal(jrpc__registry_find(&r, "math.add", 8)->fn, tu_handler_a);
   assert_non_null(jrpc__registry_find(&r, "math.add", 8)->vplan);
   assert_non_null(jrpc__registry_find(&v, "m.39", 4));
   full->desc = NULL;

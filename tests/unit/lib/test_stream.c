@@ -12,17 +12,10 @@
 #include <cmocka.h>
 
 #include "dispatch.h"
+#include "engine_fx.h"
 #include "framing.h"
 #include "http.h"
 #include "stream.h"
-
-static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  const char *s;
-  size_t n;
-  if (jrpc_raw(c, params, &s, &n))
-    return jrpc_w_null(c);
-  return jrpc_w_raw(c, s, n);
-}
 
 /* Checks jrpc_at() against first/next iteration, in increasing, decreasing
  * and scattered order (at() caches its last answer: the cache must never
@@ -69,30 +62,15 @@ static int huge_alloc(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   return jrpc_w_bool(c, 1);
 }
 
-typedef struct fixture {
-  jrpc__registry_t reg;
-  jrpc__engine_t e;
-} fixture_t;
-
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  jrpc__registry_init(&f->reg);
-  jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
-  jrpc__registry_add(&f->reg, "at.check", at_check, NULL, NULL, NULL);
-  jrpc__registry_add(&f->reg, "fail.code0", fail_code0, NULL, NULL, NULL);
-  jrpc__registry_add(&f->reg, "huge.alloc", huge_alloc, NULL, NULL, NULL);
-  jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
-  lim.max_frame_bytes = 1000000;
-  jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("jsmn"));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  jrpc__engine_free(&f->e);
-  jrpc__registry_free(&f->reg);
-  free(f);
+  static const engine_fx_method_t methods[] = {
+      {"echo", engine_fx_echo},
+      {"at.check", at_check},
+      {"fail.code0", fail_code0},
+      {"huge.alloc", huge_alloc},
+  };
+  *state = engine_fx_new(methods, sizeof(methods) / sizeof(methods[0]), 1000000,
+                         "jsmn");
   return 0;
 }
 
@@ -112,14 +90,7 @@ static run_t feed_all(jrpc__engine_t *e, int framing, const char *in, size_t n,
   jrpc__stream_init(&s, e, framing);
   size_t off = 0;
   while (off < n && r.rc == 0) {
-    size_t room;
-    char *dst = jrpc__stream_rbuf(&s, &room);
-    assert_non_null(dst);
-    assert_true(room > 0);
-    size_t k = n - off < room ? n - off : room;
-    if (k > chunk)
-      k = chunk;
-    memcpy(dst, in + off, k);
+    size_t k = engine_fx_put(&s, in + off, n - off, chunk);
     off += k;
     r.rc = jrpc__stream_feed(&s, k, 0);
     if (s.cap > r.max_cap)
@@ -150,7 +121,7 @@ static void assert_parse_error(const run_t *r) {
 }
 
 static void test_replies_independent_of_split(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   const char in[] =
       "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1,\"a "
       "b\"],\"id\":1}\n"
@@ -201,7 +172,7 @@ static char *big_request(size_t n, int framing, size_t *total) {
 }
 
 static void test_large_frame_grows_buffer_within_limit(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   for (int framing = 0; framing < 2; framing++) {
     size_t total;
     char *in = big_request(1000000, framing, &total); /* exactly the max */
@@ -219,7 +190,7 @@ static void test_large_frame_grows_buffer_within_limit(void **state) {
 }
 
 static void test_oversized_newline_frame_skipped_not_buffered(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   size_t total;
   char *in = big_request(3000000, JRPC_FRAMING_NEWLINE, &total);
   const char next[] = "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"id\":10}\n";
@@ -243,7 +214,7 @@ static void test_oversized_newline_frame_skipped_not_buffered(void **state) {
 }
 
 static void test_oversized_length_frame_closes(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   /* Header says 2 GB: refused before a byte of payload is buffered. */
   const char in[] = "\x80\x00\x00\x00{\"jsonrpc\":\"2.0\"";
   run_t r = feed_all(&f->e, JRPC_FRAMING_LENGTH, in, sizeof(in) - 1, 3);
@@ -259,7 +230,7 @@ static void test_oversized_length_frame_closes(void **state) {
 }
 
 static void test_length_framing_many_frames(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   /* 1000 frames of varying size, fed in odd-sized reads. */
   size_t cap = 1 << 21, n = 0;
   char *in = malloc(cap);
@@ -300,7 +271,7 @@ static void test_length_framing_many_frames(void **state) {
 }
 
 static void test_at_matches_iteration(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   const char *reqs[] = {
       "{\"jsonrpc\":\"2.0\",\"method\":\"at.check\",\"params\":[[1,[2,3],{"
       "\"a\":[4]},\"x\",null,5,6,7,[],{},8]],\"id\":1}\n",
@@ -327,7 +298,7 @@ static void test_at_matches_iteration(void **state) {
  * the check it costs jsmn minutes, with it microseconds (ctest's timeout
  * catches a regression). */
 static void test_deep_nesting_behind_a_quote(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   const size_t d = 250000;
   const char *heads[] = {"[1\" ", "[1\",", "[\"a\"1\""};
   const char *tails[] = {"]", ",1\"]", "]"};
@@ -352,7 +323,7 @@ static void test_deep_nesting_behind_a_quote(void **state) {
  * follows, which every closing bracket then walks) and must accept valid
  * JSON whose strings hold colons, quotes, brackets and backslashes. */
 static void test_large_frame_prescan(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   size_t cap = 700000, n = 0;
   char *in = malloc(cap);
   for (int i = 0; i < 100; i++)
@@ -389,7 +360,7 @@ static void test_large_frame_prescan(void **state) {
 }
 
 static void test_handler_edge_cases(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   const char in[] =
       "{\"jsonrpc\":\"2.0\",\"method\":\"fail.code0\",\"id\":1}\n"
       "{\"jsonrpc\":\"2.0\",\"method\":\"huge.alloc\",\"id\":2}\n";
@@ -407,7 +378,7 @@ static void test_handler_edge_cases(void **state) {
  * and the replies so far in the output; feeding 0 bytes goes on, and the
  * replies come out in order, the same as without a budget. */
 static void test_frame_budget(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   const char *in =
       "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1],\"id\":1}\n"
       "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[2],\"id\":2}\n"
@@ -455,7 +426,7 @@ static void test_frame_budget(void **state) {
  * state made and let go, and its answer to a frame that came too slowly
  * (-32009 in the framing's own wrapping, 408 on http). */
 static void test_framing_rows(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   static const char *const names[JRPC__FRAMINGS] = {
       [JRPC_FRAMING_NEWLINE] = "newline",
       [JRPC_FRAMING_LENGTH] = "length",
@@ -516,5 +487,5 @@ int main(void) {
       cmocka_unit_test(test_frame_budget),
       cmocka_unit_test(test_framing_rows),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, engine_fx_teardown);
 }

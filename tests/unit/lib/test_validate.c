@@ -269,15 +269,6 @@ static void test_compile(void **state) {
 /* In a registry: described methods get the stand-in handler with their
  * own behind it; others keep theirs; a broken description is refused
  * naming the method. */
-static int h_one(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  (void)c;
-  (void)params;
-  (void)udata;
-  return 0;
-}
-static int h_two(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  return h_one(c, params, udata);
-}
 
 static void test_registry(void **state) {
   (void)state;
@@ -287,11 +278,12 @@ static void test_registry(void **state) {
   jrpc__regctx_t ctx;
   jrpc__regctx_init(&ctx, &r, &owner, NULL);
   assert_int_equal(
-      jrpc__registry_add(&r, "m.described", h_one, &r, &owner, NULL), 0);
-  assert_int_equal(jrpc__registry_add(&r, "m.plain", h_two, NULL, &owner, NULL),
-                   0);
+      jrpc__registry_add(&r, "m.described", tu_handler_a, &r, &owner, NULL), 0);
   assert_int_equal(
-      jrpc__registry_add(&r, "o.described", h_one, NULL, &other, NULL), 0);
+      jrpc__registry_add(&r, "m.plain", tu_handler_b, NULL, &owner, NULL), 0);
+  assert_int_equal(
+      jrpc__registry_add(&r, "o.described", tu_handler_a, NULL, &other, NULL),
+      0);
   assert_int_equal(jrpc__describe(&ctx, "m.described", d_either), 0);
   jrpc__regctx_t octx;
   jrpc__regctx_init(&octx, &r, &other, NULL);
@@ -301,16 +293,16 @@ static void test_registry(void **state) {
       jrpc__validate_owner(&r, &owner, err, sizeof(err), NULL, NULL), 0);
   const jrpc__method_t *m = jrpc__registry_find(&r, "m.described", 11);
   assert_non_null(m->vplan); /* dispatch checks, then calls fn */
-  assert_ptr_equal(m->fn, h_one);
+  assert_ptr_equal(m->fn, tu_handler_a);
   assert_ptr_equal(m->udata, &r);
   m = jrpc__registry_find(&r, "m.plain", 7);
-  assert_ptr_equal(m->fn, h_two);
+  assert_ptr_equal(m->fn, tu_handler_b);
   assert_null(m->vplan);
   m = jrpc__registry_find(&r, "o.described", 11);
-  assert_ptr_equal(m->fn, h_one); /* another owner's: not touched */
+  assert_ptr_equal(m->fn, tu_handler_a); /* another owner's: not touched */
 
   assert_int_equal(
-      jrpc__registry_add(&r, "m.broken", h_one, NULL, &owner, NULL), 0);
+      jrpc__registry_add(&r, "m.broken", tu_handler_a, NULL, &owner, NULL), 0);
   assert_int_equal(
       jrpc__describe(&ctx, "m.broken", "{\"params\":[{\"schema\":{}}]}"), 0);
   assert_int_equal(
