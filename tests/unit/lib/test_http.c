@@ -389,7 +389,7 @@ static void test_head_405_no_body(void **state) {
  * that of GET's body, and no body; the request behind it read as such. A
  * method other than GET and HEAD there is still 405, and says both. */
 static void test_head_routes(void **state) {
-  fixture_t *f = *state;
+  engine_fx_t *f = *state;
   char *b = post(CALL1);
   char in[512];
   snprintf(in, sizeof(in), "HEAD /health HTTP/1.1\r\n\r\n%s", b);
