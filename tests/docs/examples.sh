@@ -56,6 +56,7 @@ EXEMPT=(
   'docs/install.md|systemctl status jrpcd.service          # Status: "serving 15 methods from 4 plugins with 2 workers" (on 2 CPUs)|status|needs systemd as PID 1 and the journal; jrpcd'"'"'s STATUS= and SIGHUP under systemd are tests/cli/activation.sh'"'"'s'
   'docs/handlers.md|cp -r examples/out-of-tree-handler ~/hello && cd ~/hello|out_of_tree|installs into the system'"'"'s plugin folder and reloads the installed service'
   'docs/scaling.md|readinessProbe:|-|a Kubernetes Pod spec fragment: CI has no cluster; the /health it probes is the curl examples'"'"' (cli_readme_curl) and its 503 while draining tests/scale'"'"'s'
+  'docs/install.md|/var/log/jrpcd/access.log {|-|a logrotate entry for an installed service (systemctl kill needs systemd as PID 1): what it does, move the file then SIGUSR1, is tests/cli/accesslog.sh'"'"'s (400 calls over a mv and SIGUSR1, each in exactly one file)'
   'packaging/README.md|/usr/bin/jrpcd, jrpc|layout|a listing of installed files, not a command'
 )
 
