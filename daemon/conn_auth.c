@@ -16,6 +16,7 @@
 #include "conn_auth.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "admit.h"
 #include "http.h"
@@ -38,17 +39,27 @@ const char *jrpcd_conn_token(const jrpcd_conn_t *c) {
   return e ? e->name : NULL;
 }
 
-static void refused(jrpcd_conn_t *c, const char *why) {
+static void refused(jrpcd_conn_t *c, const char *status, const char *why) {
   jrpcd_worker_t *w = c->w;
   JRPC__STAT_INC(w->auth_fail);
   uint64_t n = jrpcd_ratelog_due(&w->auth_log, uv_now(&w->loop));
   if (!n)
     return;
   char pt[96];
-  jrpcd_warn("%s: %s: 401 Unauthorized, %s (%llu refused since the last "
-             "such line)",
-             c->l->desc, jrpcd_conn_peer_text(c, pt, sizeof(pt)), why,
+  jrpcd_warn("%s: %s: %s, %s (%llu refused since the last such line)",
+             c->l->desc, jrpcd_conn_peer_text(c, pt, sizeof(pt)), status, why,
              (unsigned long long)n);
+}
+
+/* Every browser request of the listener (POST, the CORS preflight, the
+ * WebSocket upgrade) is judged here and only here, by http.c's head. */
+const char *jrpcd_conn_origin(void *arg, const char *origin, size_t n) {
+  jrpcd_conn_t *c = arg; /* the HTTP host's arg is the connection */
+  for (char **o = c->l->origins; o && *o; o++)
+    if (strlen(*o) == n && strncasecmp(*o, origin, n) == 0)
+      return *o + n + 1; /* its reply lines, after its NUL */
+  refused(c, "403 Forbidden", "an Origin the listener does not allow");
+  return NULL;
 }
 
 int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
@@ -77,7 +88,7 @@ int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
     }
   }
   if (!e) {
-    refused(c, *why);
+    refused(c, "401 Unauthorized", *why);
     return 401;
   }
   if (c->token_set)

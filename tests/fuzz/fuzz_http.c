@@ -44,7 +44,7 @@ static int authorize(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
   *why = "not good";
   return 401;
 }
-static const jrpc__http_host_t host = {healthy, metrics, authorize};
+static const jrpc__http_host_t host = {healthy, metrics, authorize, NULL};
 
 typedef struct bytes {
   char *p;

@@ -71,7 +71,7 @@ static int authorize(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
   *why = "no good";
   return 401;
 }
-static const jrpc__http_host_t http_host = {healthy, metrics, authorize};
+static const jrpc__http_host_t http_host = {healthy, metrics, authorize, NULL};
 
 typedef struct fixture {
   jrpc__registry_t reg;
