@@ -27,10 +27,15 @@ static const jrpcd_tokens_t *tokens_of(const jrpcd_conn_t *c) {
   return jrpcd_gen_tokens(c->w->gen, c->l->name);
 }
 
-void jrpcd_conn_auth_update(jrpcd_conn_t *c) {
-  if (c->st.http)
+int jrpcd_conn_auth_update(jrpcd_conn_t *c) {
+  if (c->st.http) {
     jrpc__http_set_auth(c->st.http,
                         c->l->framing == JRPC_FRAMING_HTTP && tokens_of(c));
+    return 0;
+  }
+  /* A WebSocket brought its token once, at the upgrade: one that a reload
+   * removed ends it, as it would refuse its next POST. */
+  return c->token_set && tokens_of(c) && !jrpcd_conn_token(c) ? -1 : 0;
 }
 
 const char *jrpcd_conn_token(const jrpcd_conn_t *c) {

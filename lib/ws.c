@@ -262,6 +262,10 @@ static void on_message(wslay_event_context_ptr ctx,
     return; /* wslay answers pings and closes */
   ws->midway = 0;
   ws->taken = 0;
+  /* Pongs owed go out before this reply, in the order of what they
+   * answer, however the bytes were cut into reads. */
+  if (!ws->rc && wslay_event_want_write(ctx) && wslay_event_send(ctx) != 0)
+    ws->rc = JRPC_ENOMEM;
   if (ws->rc || wslay_event_get_close_sent(ctx))
     return;
   s->nframes++;

@@ -150,8 +150,20 @@ async function openrpc() {
   c.close();
 }
 
+// "revoked": opens with the token, says so, and reports its close.
+async function revoked() {
+  const ws = await open(`ws://127.0.0.1:${tport}/`, { headers: { Authorization: "Bearer " + token } });
+  const c = closed(ws);
+  out("revoked_open", typeof ws === "object");
+  out("revoked", await c);
+}
+
 (async () => {
   setTimeout(() => { console.log("timeout"); process.exit(2); }, 40000);
+  if (process.argv[5] === "revoked") {
+    await revoked();
+    process.exit(0);
+  }
   await calls();
   await keepalive();
   await provoke("unmasked", (ws) => ws._socket.write(Buffer.from([0x81, 0x02, 0x7b, 0x7d])));
@@ -255,6 +267,20 @@ CONF
   if grep -q "^error\|^timeout" "$T/client.out"; then
     fail "the client: $(grep -m1 "^error\|^timeout" "$T/client.out")"
   fi
+
+  # A reload that removes a WebSocket's token ends it (as it would refuse
+  # the connection's next POST).
+  (cd "$T" && NODE_PATH="$T/npm/node_modules" timeout 30 node client.js "$port" "$tport" "$TOKEN" revoked >"$T/client.out" 2>&1) &
+  local bg=$! i
+  for ((i = 0; i < 200; i++)); do
+    grep -q "^revoked_open" "$T/client.out" && break
+    sleep 0.05
+  done
+  printf 'other sha256:%s\n' "$(printf other | sha256sum | cut -c1-64)" >"$T/tokens"
+  kill -HUP "$PID"
+  wait "$bg" || true
+  expect revoked_open true
+  expect revoked 1006
 
   # CORS, over plain HTTP on the same listener.
   local u="http://127.0.0.1:$port/" post=(-H 'Content-Type: application/json' -d "$ADD")

@@ -107,8 +107,8 @@ static size_t content_length(const char *head, size_t n) {
 /* The output is whole replies, each as long as it says. */
 static void check_replies(int framing, const bytes_t *b) {
   static const char *const statuses[] = {"100", "200", "204", "400",
-                                         "401", "405", "408", "413",
-                                         "415", "431", "503"};
+                                         "401", "403", "405", "408",
+                                         "413", "415", "431", "503"};
   size_t i = 0;
   while (i < b->n) {
     const char *p = b->p + i;
