@@ -169,7 +169,7 @@ static int put_header(jrpc__stream_t *s, jrpc__outmark_t start,
 }
 
 /* Runs one message through the engine, its reply framed in place. */
-static int answer(jrpc__ws_t *ws, const uint8_t *msg, size_t n) {
+static int answer(jrpc__ws_t *ws, const char *msg, size_t n) {
   jrpc__stream_t *s = ws->s;
   jrpc__engine_t *e = s->e;
   jrpc__outbuf_t *o = &s->out;
@@ -183,7 +183,7 @@ static int answer(jrpc__ws_t *ws, const uint8_t *msg, size_t n) {
   jrpc__out_init(&side, &e->pool);
   jrpc__out_small_segments(&side);
   ws->aside = &side;
-  int rc = jrpc__dispatch_frame(e, &s->sink, (const char *)msg, n, &s->peer);
+  int rc = jrpc__dispatch_frame(e, &s->sink, msg, n, &s->peer);
   ws->aside = NULL;
   jrpc__arena_reset(&e->arena);
   uint64_t len = jrpc__out_pos(o) - body.pos;
@@ -270,7 +270,18 @@ static void on_message(wslay_event_context_ptr ctx,
     return;
   s->nframes++;
   ws->frames++;
-  ws->rc = answer(ws, a->msg, a->msg_length);
+  /* The parsers read up to JRPC__PAD bytes past a frame's end (bufpool.h),
+   * and wslay's buffer is the message's size: the message goes into a
+   * pooled buffer first. */
+  size_t cap;
+  char *p = jrpc__bufpool_get(&s->e->pool, a->msg_length + 1, &cap);
+  if (!p) {
+    ws->rc = JRPC_ENOMEM;
+    return;
+  }
+  memcpy(p, a->msg, a->msg_length);
+  ws->rc = answer(ws, p, a->msg_length);
+  jrpc__bufpool_put(&s->e->pool, p, cap);
 }
 
 static const struct wslay_event_callbacks callbacks = {
