@@ -258,14 +258,18 @@ static void on_message(wslay_event_context_ptr ctx,
     ws->ping_out = 0;
     return;
   }
+  if (a->opcode == WSLAY_PING) {
+    /* wslay queued its pong before telling: out now, in the order of what
+     * it answers among the replies and closes, however the bytes were cut
+     * into reads. */
+    if (!ws->rc && wslay_event_want_write(ctx) && wslay_event_send(ctx) != 0)
+      ws->rc = JRPC_ENOMEM;
+    return;
+  }
   if (wslay_is_ctrl_frame(a->opcode))
-    return; /* wslay answers pings and closes */
+    return; /* a close: wslay answers it */
   ws->midway = 0;
   ws->taken = 0;
-  /* Pongs owed go out before this reply, in the order of what they
-   * answer, however the bytes were cut into reads. */
-  if (!ws->rc && wslay_event_want_write(ctx) && wslay_event_send(ctx) != 0)
-    ws->rc = JRPC_ENOMEM;
   if (ws->rc || wslay_event_get_close_sent(ctx))
     return;
   s->nframes++;
