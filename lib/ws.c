@@ -106,7 +106,7 @@ void jrpc__ws_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src) {
   jrpc__stream_t *s =
       (jrpc__stream_t *)(void *)((char *)sink - offsetof(jrpc__stream_t, sink));
   jrpc__ws_t *ws = s->ws;
-  if (ws && wslay_event_get_close_sent(ws->ctx))
+  if (ws && (s->closing || wslay_event_get_close_sent(ws->ctx)))
     return; /* nothing may follow a close */
   put_message(ws && ws->aside ? ws->aside : &s->out, src);
 }
@@ -233,6 +233,7 @@ static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data,
   (void)flags;
   jrpc__ws_t *ws = of_ctx(user_data);
   if (jrpc__out_put(&ws->s->out, data, len) != 0) {
+    ws->rc = JRPC_ENOMEM;
     wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
     return -1;
   }
@@ -336,6 +337,24 @@ static int send_queued(jrpc__ws_t *ws) {
   return 0;
 }
 
+/* wslay's frame reader refused a frame (a reserved opcode, a control frame
+ * fragmented or over 125 bytes): wslay queued a close without a status
+ * and stopped. The status is 1002, written here instead of that close. */
+static int refuse_frame(jrpc__ws_t *ws) {
+  jrpc__stream_t *s = ws->s;
+  static const char close_1002[] = {(char)0x88, 2, (char)(1002 >> 8),
+                                    (char)(1002 & 0xff)};
+  wslay_event_shutdown_write(ws->ctx);
+  s->rd = s->wr;
+  s->kept = 0;
+  s->closing = 1;
+  if (jrpc__out_put(&s->out, close_1002, sizeof(close_1002)) != 0)
+    return JRPC_ENOMEM;
+  if (s->buf)
+    jrpc__stream_release_input(s);
+  return JRPC__ECLOSE;
+}
+
 int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
   jrpc__ws_t *ws = s->ws;
   s->wr += n;
@@ -347,8 +366,11 @@ int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
   ws->frames = 0;
   int rc = 0;
   if (wslay_event_get_read_enabled(ws->ctx)) {
-    if (wslay_event_recv(ws->ctx) != 0 && !ws->rc)
-      ws->rc = JRPC_ENOMEM; /* its allocations, or on_send's */
+    int r = wslay_event_recv(ws->ctx);
+    if (r == WSLAY_ERR_CALLBACK_FAILURE && !ws->rc)
+      return refuse_frame(ws);
+    if (r != 0 && !ws->rc)
+      ws->rc = JRPC_ENOMEM; /* its allocations */
   } else {
     s->rd = s->wr; /* after a close: what follows is not read */
   }

@@ -413,6 +413,14 @@ static void test_close_codes(void **state) {
   fr->n = 0;
   frame(fr, 1, 0, "x", 1, 0);
   expect_close(&f->e, fr, 1002);
+  /* refused by wslay's frame reader: a reserved opcode, a fragmented
+   * control frame (fuzz_ws found the first closed without a status) */
+  fr->n = 0;
+  frame(fr, 1, 0xf, "x", 1, 0);
+  expect_close(&f->e, fr, 1002);
+  fr->n = 0;
+  frame(fr, 0, 9, "x", 1, 0);
+  expect_close(&f->e, fr, 1002);
   free(fr);
 }
 
