@@ -44,24 +44,8 @@ static const char handshake[] =
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
     "Sec-WebSocket-Version: 13\r\n\r\n";
 
-typedef struct bytes {
-  char *p;
-  size_t n;
-} bytes_t;
-
-static void take(jrpc__outbuf_t *o, bytes_t *b) {
-  size_t n;
-  char *s = fz_out_take(o, &n);
-  b->p = realloc(b->p, b->n + n + 1);
-  FZ_CHECK(b->p, "out of memory");
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-  free(s);
-}
-
 static int run(int chunking, int ticks, const char *in, size_t n, fz_rng_t *rng,
-               bytes_t *got) {
+               fz_bytes_t *got) {
   size_t max_cap =
       2 * ((size_t)eng->lim.max_frame_bytes + 8192 + 65536 + JRPC__PAD);
   jrpc__stream_t s;
@@ -80,7 +64,7 @@ static int run(int chunking, int ticks, const char *in, size_t n, fz_rng_t *rng,
       rc = s.fx->keepalive(&s, now++, 1);
       rc = rc == 1 ? 0 : rc;
     }
-    take(&s.out, got);
+    fz_out_gather(&s.out, got);
     if (rc == JRPC__ECLOSE) {
       closed = 1;
       break;
@@ -139,7 +123,9 @@ static void check_frames(const unsigned char *p, const unsigned char *end) {
 }
 
 /* HTTP replies until a 101, then frames. */
-static void check_output(const bytes_t *b) {
+static void check_output(const fz_bytes_t *b) {
+  if (!b->n)
+    return;
   const unsigned char *p = (const unsigned char *)b->p;
   const unsigned char *end = p + b->n;
   while (p < end) {
@@ -180,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   n += pre;
   fz_rng_t rng;
   fz_rng_seed(&rng, data, size, 0x7773);
-  bytes_t whole = {NULL, 0}, split = {NULL, 0};
+  fz_bytes_t whole = {NULL, 0}, split = {NULL, 0};
   int c1 = run(0, ticks, in, n, &rng, &whole);
   check_output(&whole);
   /* Ticks come per read: with them the output depends on the reads. */
