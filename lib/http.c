@@ -251,7 +251,7 @@ static int judge_head(jrpc__http_t *h) {
    * it), and says nothing of what is served: answered before the token
    * (preflight_reply: 403 unless its Origin is allowed). */
   if (!h->route && p->method == HTTP_OPTIONS) {
-    h->preflight = 1;
+    h->route = JRPC__HTTP_ROUTE_PREFLIGHT;
     return 0;
   }
   /* Before anything else about the request: a client without a token
@@ -270,7 +270,8 @@ static int judge_head(jrpc__http_t *h) {
   }
   if (h->ws_asked && !h->route && p->method == HTTP_GET) {
     h->status = ws_judge(h);
-    h->ws_accept = h->status == 0;
+    if (!h->status)
+      h->route = JRPC__HTTP_ROUTE_UPGRADE;
     return 0;
   }
   if (h->route ? p->method != HTTP_GET : p->method != HTTP_POST)
@@ -341,8 +342,6 @@ static void message_reset(jrpc__http_t *h) {
   h->url_n = 0;
   h->memo_hit = 0;
   h->clen_at = UINT32_MAX;
-  h->preflight = 0;
-  h->ws_accept = 0;
 }
 
 void jrpc__http_init(jrpc__http_t *h, jrpc__stream_t *s, uint32_t max_head,
@@ -647,6 +646,12 @@ static int route_reply(jrpc__http_t *h) {
   jrpc__outbuf_t *o = &h->s->out;
   head_t hd;
   int rc;
+  if (h->route == JRPC__HTTP_ROUTE_PREFLIGHT)
+    return preflight_reply(h);
+  if (h->route == JRPC__HTTP_ROUTE_UPGRADE) {
+    rc = upgrade_reply(h);
+    return rc ? rc : UPGRADED;
+  }
   if (h->route == JRPC__HTTP_ROUTE_HEALTH) {
     int up = !h->host || !h->host->healthy || h->host->healthy(h->host_arg);
     rc = head_begin(h, o, &hd, up ? 200 : 503, json_type, NULL);
@@ -932,27 +937,21 @@ static int answer(jrpc__http_t *h) {
   int rc;
   int http = s->fr.kind == JRPC_FRAMING_HTTP;
   if (http) {
-    h->close_after =
-        !http_should_keep_alive(&h->p) || (h->p.upgrade && !h->ws_accept);
+    h->close_after = !http_should_keep_alive(&h->p) ||
+                     (h->p.upgrade && h->route != JRPC__HTTP_ROUTE_UPGRADE);
     h->http10 = h->p.http_major == 1 && h->p.http_minor == 0;
   }
   if (h->status)
     rc = status_reply(h, h->status);
-  else if (h->ws_accept)
-    rc = upgrade_reply(h);
-  else if (h->preflight)
-    rc = preflight_reply(h);
   else if (h->route)
     rc = route_reply(h);
   else
     rc = rpc_reply(h, s->buf + s->rd + h->head_len, h->body_len);
   if (!h->memo_hit)
     memo_record(h);
-  if (h->ws_accept && !rc) {
-    s->rd += h->parsed;
-    return upgrade(h);
-  }
   s->rd += h->parsed;
+  if (JRPC__UNLIKELY(rc == UPGRADED))
+    return upgrade(h);
   s->need = 0;
   message_reset(h);
   http_parser_pause(&h->p, 0);

@@ -47,6 +47,10 @@
 enum {
   JRPC__HTTP_ROUTE_HEALTH = 1,
   JRPC__HTTP_ROUTE_METRICS = 2,
+  /* Not GET routes of the host's but answered the same way, by http.c:
+   * a CORS preflight, and a websocket handshake found good. */
+  JRPC__HTTP_ROUTE_PREFLIGHT = 4,
+  JRPC__HTTP_ROUTE_UPGRADE = 8,
 };
 
 /* The longest Origin a listener may allow (jrpcd.conf's origins): its
@@ -105,13 +109,11 @@ typedef struct jrpc__http {
   uint32_t origin_n;
   uint8_t origin_seen;
   const char *cors;
-  uint8_t preflight; /* OPTIONS: a CORS preflight, answered here */
   /* The websocket handshake (ws.h): Upgrade: websocket was asked for,
-   * Sec-WebSocket-Version: 13 was sent, the key; ws_accept: the head is
-   * good and is answered 101, after which the stream switches. */
+   * Sec-WebSocket-Version: 13 was sent, the key. A good one is answered 101
+   * (route JRPC__HTTP_ROUTE_UPGRADE), after which the stream switches. */
   uint8_t ws_asked;
   uint8_t ws_version13;
-  uint8_t ws_accept;
   uint8_t ws_key_n;
   char ws_key[24];
   uint8_t bad_type; /* a Content-Type that is not JSON */
