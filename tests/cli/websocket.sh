@@ -236,11 +236,7 @@ path = echo.so
 [plugin sleep]
 path = sleep.so
 CONF
-  if ! (cd "$T" && timeout 120 npm install --no-audit --no-fund --silent \
-    --prefix "$T/npm" "$WS" "$OPENRPC" >"$T/npm.log" 2>&1); then
-    show "$T/npm.log"
-    die "npm could not install $WS and $OPENRPC"
-  fi
+  npm_install "$WS" "$OPENRPC"
   write_client
   start_daemon ws "$T/ws.conf" "$T/ws.sock"
   (cd "$T" && NODE_PATH="$T/npm/node_modules" timeout 60 node client.js "$port" "$tport" "$TOKEN" >"$T/client.out" 2>&1) || true

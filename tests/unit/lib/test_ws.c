@@ -19,20 +19,12 @@
 #include "http.h"
 #include "sha1.h"
 #include "stream.h"
+#include "testutil.h"
 #include "ws.h"
 
 #define MAX_FRAME 100000
 
 static jrpc_call_t *stashed; /* the call "later" deferred */
-
-static int echo(jrpc_call_t *c, jrpc_val_t params, void *udata) {
-  (void)udata;
-  const char *s;
-  size_t n;
-  if (jrpc_raw(c, params, &s, &n))
-    return jrpc_w_null(c);
-  return jrpc_w_raw(c, s, n);
-}
 
 static int later(jrpc_call_t *c, jrpc_val_t params, void *udata) {
   (void)params;
@@ -57,32 +49,20 @@ static const char *origin(void *arg, const char *o, size_t n) {
 }
 static const jrpc__http_host_t http_host = {NULL, NULL, NULL, origin};
 
-typedef struct fixture {
-  jrpc__registry_t reg;
-  jrpc__engine_t e;
-} fixture_t;
-
+/* testutil's fixture (its echo among the standard handlers), "later",
+ * and frames up to MAX_FRAME. */
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  jrpc__registry_init(&f->reg);
-  jrpc__registry_add(&f->reg, "echo", echo, NULL, NULL, NULL);
-  jrpc__registry_add(&f->reg, "later", later, NULL, NULL, NULL);
+  tu_fixture *f = malloc(sizeof(*f));
   jrpc__limits_t lim = JRPC__LIMITS_DEFAULT;
   lim.max_frame_bytes = MAX_FRAME;
-  jrpc__engine_init(&f->e, &f->reg, &lim, jrpc__parser_new("native"));
-  f->e.host = &host;
+  tu_fixture_init(f, &lim);
+  tu_fixture_add(f, "later", later, NULL);
+  f->eng.host = &host;
   *state = f;
   stashed = NULL;
   return 0;
 }
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  jrpc__engine_free(&f->e);
-  jrpc__registry_free(&f->reg);
-  free(f);
-  return 0;
-}
+#define teardown tu_teardown
 
 /* ---- bytes in and out ---- */
 
@@ -295,12 +275,12 @@ static void test_key_valid(void **state) {
 
 /* The handshake and two calls in one read, and byte by byte: the same. */
 static void test_upgrade_then_frames(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   buf_t *fr = calloc(1, sizeof(*fr));
   TEXT(fr, CALL1);
   frame(fr, 1, 2, "[" CALL1 "]", strlen(CALL1) + 2, 0); /* binary: a batch */
-  conn_t *a = open_with(&f->e, "", fr, 1 << 20);
-  conn_t *b = open_with(&f->e, "", fr, 1);
+  conn_t *a = open_with(&f->eng, "", fr, 1 << 20);
+  conn_t *b = open_with(&f->eng, "", fr, 1);
   assert_int_equal(a->rc, 0);
   assert_int_equal(b->rc, 0);
   assert_int_equal(a->out.n, b->out.n);
@@ -324,7 +304,7 @@ static void test_upgrade_then_frames(void **state) {
 
 /* A reply of each header size: under 126, to 65535, and beyond. */
 static void test_reply_sizes(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   static const size_t sizes[] = {60, 300, 70000};
   for (size_t i = 0; i < 3; i++) {
     size_t n = sizes[i];
@@ -335,7 +315,7 @@ static void test_reply_sizes(void **state) {
     sprintf(call + k + n, "\"],\"id\":2}");
     buf_t *fr = calloc(1, sizeof(*fr));
     TEXT(fr, call);
-    conn_t *c = open_with(&f->e, "", fr, 1 << 20);
+    conn_t *c = open_with(&f->eng, "", fr, 1 << 20);
     sframe_t s[2];
     assert_int_equal(frames_of(c, s, 2), 1);
     assert_int_equal(s[0].op, 1);
@@ -350,13 +330,13 @@ static void test_reply_sizes(void **state) {
 
 /* Fragments with a ping between them: the pong first, then the reply. */
 static void test_fragments(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   buf_t *fr = calloc(1, sizeof(*fr));
   frame(fr, 0, 1, CALL1, 10, 0);
   frame(fr, 1, 9, "hi", 2, 0);
   frame(fr, 0, 0, CALL1 + 10, 20, 0);
   frame(fr, 1, 0, CALL1 + 30, strlen(CALL1) - 30, 0);
-  conn_t *c = open_with(&f->e, "", fr, 7);
+  conn_t *c = open_with(&f->eng, "", fr, 7);
   assert_int_equal(c->rc, 0);
   sframe_t s[4];
   assert_int_equal(frames_of(c, s, 4), 2);
@@ -388,19 +368,19 @@ static void expect_close(jrpc__engine_t *e, const buf_t *fr, int code) {
 }
 
 static void test_close_codes(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   buf_t *fr = calloc(1, sizeof(*fr));
   /* the close handshake: the client's status echoed */
   frame(fr, 1, 8, "\x03\xe8", 2, 0);
-  expect_close(&f->e, fr, 1000);
+  expect_close(&f->eng, fr, 1000);
   /* unmasked */
   fr->n = 0;
   frame(fr, 1, 1, CALL1, strlen(CALL1), 1);
-  expect_close(&f->e, fr, 1002);
+  expect_close(&f->eng, fr, 1002);
   /* not UTF-8, in a text message (in a binary one it is a parse error) */
   fr->n = 0;
   frame(fr, 1, 1, "\"\xff\"", 3, 0);
-  expect_close(&f->e, fr, 1007);
+  expect_close(&f->eng, fr, 1007);
   /* over max_frame_bytes in fragments none of which is */
   fr->n = 0;
   char *half = malloc(MAX_FRAME / 2 + 10);
@@ -408,27 +388,27 @@ static void test_close_codes(void **state) {
   frame(fr, 0, 1, half, MAX_FRAME / 2 + 10, 0);
   frame(fr, 1, 0, half, MAX_FRAME / 2 + 10, 0);
   free(half);
-  expect_close(&f->e, fr, 1009);
+  expect_close(&f->eng, fr, 1009);
   /* a continuation with nothing to continue */
   fr->n = 0;
   frame(fr, 1, 0, "x", 1, 0);
-  expect_close(&f->e, fr, 1002);
+  expect_close(&f->eng, fr, 1002);
   /* refused by wslay's frame reader: a reserved opcode, a fragmented
    * control frame (fuzz_ws found the first closed without a status) */
   fr->n = 0;
   frame(fr, 1, 0xf, "x", 1, 0);
-  expect_close(&f->e, fr, 1002);
+  expect_close(&f->eng, fr, 1002);
   fr->n = 0;
   frame(fr, 0, 9, "x", 1, 0);
-  expect_close(&f->e, fr, 1002);
+  expect_close(&f->eng, fr, 1002);
   free(fr);
 }
 
 static void test_binary_not_utf8(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   buf_t fr = {.n = 0};
   frame(&fr, 1, 2, "\"\xff\"", 3, 0);
-  conn_t *c = open_with(&f->e, "", &fr, 1 << 20);
+  conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
   assert_int_equal(c->rc, 0);
   sframe_t s[2];
   assert_int_equal(frames_of(c, s, 2), 1);
@@ -440,10 +420,10 @@ static void test_binary_not_utf8(void **state) {
 /* A stalled message: the frame clock sees it (kept), the timeout closes
  * with 1008. */
 static void test_timeout(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   buf_t fr = {.n = 0};
   frame(&fr, 0, 1, "[1,", 3, 0);
-  conn_t *c = open_with(&f->e, "", &fr, 1 << 20);
+  conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
   assert_int_equal(c->rc, 0);
   assert_true(jrpc__stream_partial(&c->s) > 0);
   assert_int_equal(c->s.fx->timeout(&c->s, 100, 3), JRPC__ECLOSE);
@@ -456,17 +436,17 @@ static void test_timeout(void **state) {
   fr.n = 0;
   TEXT(&fr, CALL1);
   frame(&fr, 1, 9, "", 0, 0);
-  c = open_with(&f->e, "", &fr, 1 << 20);
+  c = open_with(&f->eng, "", &fr, 1 << 20);
   assert_int_equal(jrpc__stream_partial(&c->s), 0);
   conn_free(c);
 }
 
 static void test_deferred(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   buf_t fr = {.n = 0};
   TEXT(&fr, "{\"jsonrpc\":\"2.0\",\"method\":\"later\",\"id\":9}");
   TEXT(&fr, CALL1);
-  conn_t *c = open_with(&f->e, "", &fr, 1 << 20);
+  conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
   assert_non_null(stashed);
   jrpc_w_u64(stashed, 5);
   jrpc_finish(stashed);
@@ -479,8 +459,8 @@ static void test_deferred(void **state) {
 }
 
 static void test_keepalive(void **state) {
-  fixture_t *f = *state;
-  conn_t *c = open_with(&f->e, "", NULL, 1 << 20);
+  tu_fixture *f = *state;
+  conn_t *c = open_with(&f->eng, "", NULL, 1 << 20);
   const jrpc__framing_ops_t *fx = c->s.fx;
   assert_int_equal(fx->keepalive(&c->s, 1000, 0), 0); /* off */
   assert_int_equal(fx->keepalive(&c->s, 1000, 500), 0);
@@ -518,34 +498,34 @@ static void expect_status(jrpc__engine_t *e, int websocket, const char *hs,
 }
 
 static void test_refused(void **state) {
-  fixture_t *f = *state;
+  tu_fixture *f = *state;
   char hs[1024];
   snprintf(hs, sizeof(hs), "%s\r\n", HANDSHAKE);
-  expect_status(&f->e, 0, hs, "HTTP/1.1 400 Bad Request\r\n");
+  expect_status(&f->eng, 0, hs, "HTTP/1.1 400 Bad Request\r\n");
   snprintf(hs, sizeof(hs), "%sOrigin: https://evil.example\r\n\r\n", HANDSHAKE);
-  expect_status(&f->e, 1, hs, "HTTP/1.1 403 Forbidden\r\n");
-  expect_status(&f->e, 1,
+  expect_status(&f->eng, 1, hs, "HTTP/1.1 403 Forbidden\r\n");
+  expect_status(&f->eng, 1,
                 "GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: "
                 "Upgrade\r\nSec-WebSocket-Version: 12\r\nSec-WebSocket-Key: "
                 "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
                 "HTTP/1.1 426 Upgrade Required\r\n");
-  expect_status(&f->e, 1,
+  expect_status(&f->eng, 1,
                 "GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: "
                 "Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
                 "abc\r\n\r\n",
                 "HTTP/1.1 400 Bad Request\r\n");
-  expect_status(&f->e, 1,
+  expect_status(&f->eng, 1,
                 "GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
                 "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
                 "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
                 "HTTP/1.1 400 Bad Request\r\n");
-  expect_status(&f->e, 1,
+  expect_status(&f->eng, 1,
                 "GET / HTTP/1.0\r\nUpgrade: websocket\r\nConnection: "
                 "Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
                 "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
                 "HTTP/1.1 400 Bad Request\r\n");
   /* A listed origin: 101, with its line. */
-  conn_t *c = open_with(&f->e, "Origin: https://ok.example\r\n", NULL, 64);
+  conn_t *c = open_with(&f->eng, "Origin: https://ok.example\r\n", NULL, 64);
   assert_non_null(memmem(c->out.b, c->out.n,
                          "\r\nAccess-Control-Allow-Origin: "
                          "https://ok.example\r\n\r\n",
@@ -556,12 +536,12 @@ static void test_refused(void **state) {
 
 /* CORS on the http framing: preflight and POST by origin. */
 static void test_cors(void **state) {
-  fixture_t *f = *state;
-  expect_status(&f->e, 0,
+  tu_fixture *f = *state;
+  expect_status(&f->eng, 0,
                 "OPTIONS / HTTP/1.1\r\nOrigin: https://ok.example\r\n"
                 "Access-Control-Request-Method: POST\r\n\r\n",
                 "HTTP/1.1 204 No Content\r\n");
-  expect_status(&f->e, 0,
+  expect_status(&f->eng, 0,
                 "OPTIONS / HTTP/1.1\r\nOrigin: https://evil.example\r\n"
                 "Access-Control-Request-Method: POST\r\n\r\n",
                 "HTTP/1.1 403 Forbidden\r\n");
@@ -570,12 +550,12 @@ static void test_cors(void **state) {
            "POST / HTTP/1.1\r\nOrigin: https://evil.example\r\n"
            "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
            strlen(CALL1), CALL1);
-  expect_status(&f->e, 0, req, "HTTP/1.1 403 Forbidden\r\n");
+  expect_status(&f->eng, 0, req, "HTTP/1.1 403 Forbidden\r\n");
   snprintf(req, sizeof(req),
            "POST / HTTP/1.1\r\nOrigin: https://ok.example\r\n"
            "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
            strlen(CALL1), CALL1);
-  conn_t *c = conn_new(&f->e, 0);
+  conn_t *c = conn_new(&f->eng, 0);
   conn_send(c, req, strlen(req), 1 << 20);
   assert_memory_equal(c->out.b, "HTTP/1.1 200 OK\r\n", 17);
   assert_non_null(memmem(c->out.b, c->out.n,
