@@ -34,6 +34,7 @@ typedef struct jrpc__ws {
   uint8_t heard;        /* bytes came in since the last keepalive tick */
   uint8_t midway;       /* a data message has begun and is not whole yet */
   uint64_t taken;       /* bytes taken in since the last whole data message */
+  size_t limit;         /* on_recv hands wslay bytes up to here (one frame) */
   uint8_t ping_out;     /* a keepalive ping is unanswered */
   uint64_t quiet_since; /* the tick that last heard the peer, ms */
   uint64_t ping_at;     /* when the unanswered ping went out, ms */
@@ -215,8 +216,8 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
   (void)flags;
   jrpc__ws_t *ws = of_ctx(user_data);
   jrpc__stream_t *s = ws->s;
-  size_t avail = s->wr - s->rd;
-  if (ws->rc || !avail || jrpc__stream_must_yield(s, ws->frames, ws->eof)) {
+  size_t avail = ws->limit > s->rd ? ws->limit - s->rd : 0;
+  if (ws->rc || !avail) {
     wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
     return -1;
   }
@@ -224,7 +225,6 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
   memcpy(buf, s->buf + s->rd, k);
   s->rd += k;
   ws->taken += k;
-  ws->heard = 1;
   return (ssize_t)k;
 }
 
@@ -355,6 +355,136 @@ static int refuse_frame(jrpc__ws_t *ws) {
   return JRPC__ECLOSE;
 }
 
+/* ---- the fast path: whole data frames read where they lie ---- */
+
+/* 1 if the n bytes at p are UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF); ASCII 8 bytes at a time. */
+static int utf8_valid(const unsigned char *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    uint64_t w;
+    if (n - i >= 8 && (memcpy(&w, p + i, 8), !(w & 0x8080808080808080ull))) {
+      i += 8;
+      continue;
+    }
+    unsigned c = p[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k;
+    unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c >= 0xc2 && c <= 0xdf) {
+      k = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      k = 2;
+      lo = c == 0xe0 ? 0xa0 : 0x80;
+      hi = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      k = 3;
+      lo = c == 0xf0 ? 0x90 : 0x80;
+      hi = c == 0xf4 ? 0x8f : 0xbf;
+    } else {
+      return 0;
+    }
+    if (n - i - 1 < k || p[i + 1] < lo || p[i + 1] > hi)
+      return 0;
+    for (size_t j = 2; j <= k; j++)
+      if ((p[i + j] & 0xc0) != 0x80)
+        return 0;
+    i += k + 1;
+  }
+  return 1;
+}
+
+/* The client's masking undone in place, 8 bytes at a time. */
+static void unmask(unsigned char *p, size_t n, const unsigned char key[4]) {
+  uint32_t k4;
+  memcpy(&k4, key, 4);
+  uint64_t k8 = (uint64_t)k4 << 32 | k4;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    w ^= k8;
+    memcpy(p + i, &w, 8);
+  }
+  for (; i < n; i++)
+    p[i] ^= key[i & 3];
+}
+
+static int close_with(jrpc__stream_t *s, uint16_t status, const char *why);
+
+/* The frame at rd: its header's length once the header is buffered (0
+ * before), its payload's, and whether it is for the fast path: final,
+ * masked, text or binary, no RSV bit, within max_frame_bytes, and no
+ * fragmented message under way in wslay. */
+static size_t frame_at(const jrpc__ws_t *ws, uint64_t *len, int *fast) {
+  const jrpc__stream_t *s = ws->s;
+  const unsigned char *b = (const unsigned char *)s->buf + s->rd;
+  size_t avail = s->wr - s->rd, hdr = 2;
+  if (avail < 2)
+    return 0;
+  uint64_t n = b[1] & 0x7f;
+  if (n == 126)
+    hdr = 4;
+  else if (n == 127)
+    hdr = 10;
+  hdr += (b[1] & 0x80) ? 4 : 0;
+  if (avail < hdr)
+    return 0;
+  if (n == 126) {
+    n = (uint64_t)b[2] << 8 | b[3];
+  } else if (n == 127) {
+    n = 0;
+    for (int i = 2; i < 10; i++)
+      n = n << 8 | b[i];
+  }
+  *len = n;
+  int op = b[0] & 0x0f;
+  *fast = (b[0] & 0xf0) == 0x80 && (b[1] & 0x80) && (op == 1 || op == 2) &&
+          !ws->midway;
+  return hdr;
+}
+
+/* One data frame answered where it lies (the pool's buffers keep
+ * JRPC__PAD bytes readable past it, as for newline frames). */
+static int fast_frame(jrpc__ws_t *ws, size_t hdr, size_t n) {
+  jrpc__stream_t *s = ws->s;
+  unsigned char *b = (unsigned char *)s->buf + s->rd;
+  unmask(b + hdr, n, b + hdr - 4);
+  if ((b[0] & 0x0f) == WSLAY_TEXT_FRAME && !utf8_valid(b + hdr, n)) {
+    s->rd = s->wr;
+    return close_with(s, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
+                      "a text message that is not UTF-8");
+  }
+  /* Pongs owed go out first (wslay's, for pings before this frame). */
+  if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0)
+    return JRPC_ENOMEM;
+  s->nframes++;
+  ws->frames++;
+  s->rd += hdr + n; /* taken off before the dispatch, as stream.c does */
+  return answer(ws, (const char *)b + hdr, n);
+}
+
+/* Frames other than those (control frames, fragments, a frame over the
+ * limit or breaking the protocol) go to wslay one at a time, so that its
+ * reader always starts at a frame's beginning: whole, or (over the
+ * limit: refused at its header) as much as there is. */
+static int wslay_frame(jrpc__ws_t *ws, size_t whole) {
+  jrpc__stream_t *s = ws->s;
+  ws->limit = whole ? s->rd + whole : s->wr;
+  int r = wslay_event_recv(ws->ctx);
+  ws->limit = 0;
+  if (r == WSLAY_ERR_CALLBACK_FAILURE && !ws->rc)
+    return refuse_frame(ws);
+  if (r != 0 && !ws->rc)
+    ws->rc = JRPC_ENOMEM; /* its allocations */
+  int rc = ws->rc;
+  ws->rc = 0;
+  return rc;
+}
+
 int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
   jrpc__ws_t *ws = s->ws;
   s->wr += n;
@@ -362,20 +492,42 @@ int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
   s->more = 0;
   if (s->closing)
     return JRPC__ECLOSE;
+  if (n)
+    ws->heard = 1;
   ws->eof = eof;
   ws->frames = 0;
   int rc = 0;
-  if (wslay_event_get_read_enabled(ws->ctx)) {
-    int r = wslay_event_recv(ws->ctx);
-    if (r == WSLAY_ERR_CALLBACK_FAILURE && !ws->rc)
-      return refuse_frame(ws);
-    if (r != 0 && !ws->rc)
-      ws->rc = JRPC_ENOMEM; /* its allocations */
-  } else {
-    s->rd = s->wr; /* after a close: what follows is not read */
+  while (!rc && s->wr > s->rd) {
+    if (!wslay_event_get_read_enabled(ws->ctx)) {
+      s->rd = s->wr; /* after a close: what follows is not read */
+      break;
+    }
+    if (jrpc__stream_must_yield(s, ws->frames, eof))
+      break;
+    uint64_t len = 0;
+    int fast = 0;
+    size_t hdr = frame_at(ws, &len, &fast);
+    if (!hdr) {
+      s->need = 0;
+      break;
+    }
+    if (len > s->e->lim.max_frame_bytes) {
+      rc = wslay_frame(ws, 0); /* refused at its header: 1009 */
+      continue;
+    }
+    if (s->wr - s->rd < hdr + len) {
+      s->need = hdr + (size_t)len; /* whole in the buffer, then read */
+      break;
+    }
+    s->need = 0;
+    rc = fast ? fast_frame(ws, hdr, (size_t)len)
+              : wslay_frame(ws, hdr + (size_t)len);
   }
-  rc = ws->rc;
-  ws->rc = 0;
+  if (rc == JRPC__ECLOSE || rc == JRPC_ENOMEM) {
+    if (s->buf && s->rd == s->wr)
+      jrpc__stream_release_input(s);
+    return rc;
+  }
   /* For the frame clock: a message begun and not whole. */
   s->kept = ws->midway ? (ws->taken ? ws->taken : 1) : 0;
   int rc2 = send_queued(ws);

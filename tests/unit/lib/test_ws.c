@@ -404,6 +404,57 @@ static void test_close_codes(void **state) {
   free(fr);
 }
 
+/* UTF-8 as RFC 3629 has it, in a text message: each good one echoed, each
+ * bad one closed with 1007 (the fast path's own check, 8 ASCII bytes at a
+ * time, and wslay's for a fragmented message). */
+static void test_utf8(void **state) {
+  tu_fixture *f = *state;
+  static const char *const good[] = {"\xc3\xa9",         "\xe2\x82\xac",
+                                     "\xef\xbf\xbf",     "\xf0\x9f\x98\x80",
+                                     "\xf4\x8f\xbf\xbf", "abcdefgh\xc3\xa9"};
+  static const char *const bad[] = {"\xc0\x80",         /* overlong */
+                                    "\xe0\x80\xaf",     /* overlong */
+                                    "\xed\xa0\x80",     /* a surrogate */
+                                    "\xf4\x90\x80\x80", /* past U+10FFFF */
+                                    "\xf5\x80\x80\x80", "\xc3",    "\xe2\x82",
+                                    "abcdefgh\x80",     "\xc3\x28"};
+  char call[128];
+  for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+    snprintf(call, sizeof(call),
+             "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"%s\"],"
+             "\"id\":1}",
+             good[i]);
+    for (int frag = 0; frag < 2; frag++) {
+      buf_t fr = {.n = 0};
+      if (frag) {
+        frame(&fr, 0, 1, call, 3, 0);
+        frame(&fr, 1, 0, call + 3, strlen(call) - 3, 0);
+      } else {
+        TEXT(&fr, call);
+      }
+      conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
+      sframe_t s[2];
+      assert_int_equal(frames_of(c, s, 2), 1);
+      assert_int_equal(s[0].op, 1);
+      assert_non_null(memmem(s[0].p, s[0].n, good[i], strlen(good[i])));
+      conn_free(c);
+    }
+  }
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    snprintf(call, sizeof(call), "[\"%s\"]", bad[i]);
+    for (int frag = 0; frag < 2; frag++) {
+      buf_t fr = {.n = 0};
+      if (frag) {
+        frame(&fr, 0, 1, call, 2, 0);
+        frame(&fr, 1, 0, call + 2, strlen(call) - 2, 0);
+      } else {
+        TEXT(&fr, call);
+      }
+      expect_close(&f->eng, &fr, 1007);
+    }
+  }
+}
+
 static void test_binary_not_utf8(void **state) {
   tu_fixture *f = *state;
   buf_t fr = {.n = 0};
@@ -574,6 +625,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reply_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fragments, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_codes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_utf8, setup, teardown),
       cmocka_unit_test_setup_teardown(test_binary_not_utf8, setup, teardown),
       cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
