@@ -1,12 +1,21 @@
 /* ws.c - the websocket framing; see ws.h.
  *
- * wslay's receive side fits the engine's host contract: its recv callback
- * is handed bytes from the stream's buffer, and it unmasks, reassembles
- * fragments (within max_frame_bytes), checks UTF-8 and answers control
- * frames itself. Its send side does not fit the pooled output chain: a
- * queued message is copied into a malloc'd buffer of wslay's and then
- * through the send callback into the chain. So data frames (every reply)
- * are written here instead: the reply is written by the engine straight
+ * wslay's event API fits the engine's host contract (its recv callback is
+ * handed bytes from the stream's buffer, its send callback appends to the
+ * output chain), but not its pooled zero-copy buffers: it copies every
+ * frame into its own buffer, unmasks and checks UTF-8 a byte at a time,
+ * and mallocs per frame and per message (3.26x a newline call's
+ * instructions for a small call, BENCHMARKS.md). So the common frame (a
+ * whole, final, masked text or binary frame) is read here where it lies,
+ * as a newline frame is: unmasked in place 8 bytes at a time, UTF-8
+ * checked with an ASCII fast path, dispatched from the stream's buffer.
+ * Every other frame (control frames, fragments, frames over the limit or
+ * breaking the protocol) goes to wslay, one whole frame at a time so that
+ * its reader always begins at a frame's start; it reassembles fragments
+ * within max_frame_bytes, checks them and answers pings and closes.
+ *
+ * Its send side copies each queued message twice. So data frames (every
+ * reply) are written here instead: the reply is written by the engine straight
  * into the chain behind 4 bytes of room, and the header (RFC 6455, 5.2,
  * server frames unmasked) is put into that room once the reply's length is
  * known: no copy for a reply under 64 KiB, one memmove of at most 125

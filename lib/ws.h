@@ -1,8 +1,9 @@
 /* ws.h - the websocket framing (RFC 6455), entered from an http stream by
  * the upgrade handshake (http.c answers it with 101 and hands the stream
- * over: jrpc__stream_switch). Frames are read by Debian's libwslay, driven
- * without I/O: its receive callback takes bytes from the stream's input
- * buffer, its send callback appends to the output chain.
+ * over: jrpc__stream_switch). Whole data frames are read in place here,
+ * every other frame by Debian's libwslay, driven without I/O: its receive
+ * callback takes bytes from the stream's input buffer, its send callback
+ * appends to the output chain (ws.c says why the split).
  *
  * A text or binary message is one JSON-RPC request or batch; each reply is
  * one text message, written in place in the output chain behind a header
