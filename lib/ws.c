@@ -44,6 +44,7 @@ typedef struct jrpc__ws {
   uint8_t midway;       /* a data message has begun and is not whole yet */
   uint64_t taken;       /* bytes taken in since the last whole data message */
   size_t limit;         /* on_recv hands wslay bytes up to here (one frame) */
+  jrpc__outbuf_t side;  /* aside's chain, made once (empty between uses) */
   uint8_t ping_out;     /* a keepalive ping is unanswered */
   uint64_t quiet_since; /* the tick that last heard the peer, ms */
   uint64_t ping_at;     /* when the unanswered ping went out, ms */
@@ -189,10 +190,7 @@ static int answer(jrpc__ws_t *ws, const char *msg, size_t n) {
     return JRPC_ENOMEM;
   o->p = room + ROOM;
   jrpc__outmark_t body = jrpc__out_mark(o);
-  jrpc__outbuf_t side;
-  jrpc__out_init(&side, &e->pool);
-  jrpc__out_small_segments(&side);
-  ws->aside = &side;
+  ws->aside = &ws->side;
   int rc = jrpc__dispatch_frame(e, &s->sink, msg, n, &s->peer);
   ws->aside = NULL;
   jrpc__arena_reset(&e->arena);
@@ -212,9 +210,11 @@ static int answer(jrpc__ws_t *ws, const char *msg, size_t n) {
   } else {
     jrpc__out_truncate(o, start); /* notifications, or deferred */
   }
-  if (jrpc__out_pending(&side) > 0 && jrpc__out_append(o, &side) && !rc)
-    rc = JRPC_ENOMEM;
-  jrpc__out_free(&side);
+  if (jrpc__out_pending(&ws->side) > 0) {
+    if (jrpc__out_append(o, &ws->side) && !rc)
+      rc = JRPC_ENOMEM;
+    jrpc__out_release_idle(&ws->side);
+  }
   return rc;
 }
 
@@ -319,6 +319,8 @@ int jrpc__ws_open(jrpc__stream_t *s, const jrpc__framing_conf_t *conf) {
   wslay_event_config_set_max_recv_msg_length(ws->ctx,
                                              s->e->lim.max_frame_bytes);
   ws->s = s;
+  jrpc__out_init(&ws->side, &s->e->pool);
+  jrpc__out_small_segments(&ws->side);
   s->ws = ws;
   s->kept = 0;
   return 0;
@@ -329,6 +331,7 @@ void jrpc__ws_close(jrpc__stream_t *s) {
   if (!ws)
     return;
   wslay_event_context_free(ws->ctx);
+  jrpc__out_free(&ws->side);
   free(ws);
   s->ws = NULL;
   s->kept = 0;
@@ -406,20 +409,25 @@ static int utf8_valid(const unsigned char *p, size_t n) {
   return 1;
 }
 
-/* The client's masking undone in place, 8 bytes at a time. */
-static void unmask(unsigned char *p, size_t n, const unsigned char key[4]) {
+/* The client's masking undone in place, 8 bytes at a time; 1 if every
+ * byte is ASCII (then it is UTF-8 too, with nothing more to look at). */
+static int unmask(unsigned char *p, size_t n, const unsigned char key[4]) {
   uint32_t k4;
   memcpy(&k4, key, 4);
-  uint64_t k8 = (uint64_t)k4 << 32 | k4;
+  uint64_t k8 = (uint64_t)k4 << 32 | k4, high = 0;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
     w ^= k8;
+    high |= w;
     memcpy(p + i, &w, 8);
   }
-  for (; i < n; i++)
+  for (; i < n; i++) {
     p[i] ^= key[i & 3];
+    high |= p[i];
+  }
+  return !(high & 0x8080808080808080ull);
 }
 
 static int close_with(jrpc__stream_t *s, uint16_t status, const char *why);
@@ -461,15 +469,12 @@ static size_t frame_at(const jrpc__ws_t *ws, uint64_t *len, int *fast) {
 static int fast_frame(jrpc__ws_t *ws, size_t hdr, size_t n) {
   jrpc__stream_t *s = ws->s;
   unsigned char *b = (unsigned char *)s->buf + s->rd;
-  unmask(b + hdr, n, b + hdr - 4);
-  if ((b[0] & 0x0f) == WSLAY_TEXT_FRAME && !utf8_valid(b + hdr, n)) {
+  int ascii = unmask(b + hdr, n, b + hdr - 4);
+  if ((b[0] & 0x0f) == WSLAY_TEXT_FRAME && !ascii && !utf8_valid(b + hdr, n)) {
     s->rd = s->wr;
     return close_with(s, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
                       "a text message that is not UTF-8");
   }
-  /* Pongs owed go out first (wslay's, for pings before this frame). */
-  if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0)
-    return JRPC_ENOMEM;
   s->nframes++;
   ws->frames++;
   s->rd += hdr + n; /* taken off before the dispatch, as stream.c does */
