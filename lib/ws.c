@@ -26,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wslay/wslay.h>
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "common.h"
 #include "sha1.h"
@@ -409,13 +412,24 @@ static int utf8_valid(const unsigned char *p, size_t n) {
   return 1;
 }
 
-/* The client's masking undone in place, 8 bytes at a time; 1 if every
- * byte is ASCII (then it is UTF-8 too, with nothing more to look at). */
+/* The client's masking undone in place, 16 bytes at a time where SSE2 is
+ * (every x86-64), then 8; 1 if every byte is ASCII (then it is UTF-8 too,
+ * with nothing more to look at). */
 static int unmask(unsigned char *p, size_t n, const unsigned char key[4]) {
   uint32_t k4;
   memcpy(&k4, key, 4);
   uint64_t k8 = (uint64_t)k4 << 32 | k4, high = 0;
   size_t i = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+  const __m128i k16 = _mm_set1_epi32((int)k4);
+  __m128i high16 = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    __m128i w = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + i)), k16);
+    high16 = _mm_or_si128(high16, w);
+    _mm_storeu_si128((__m128i *)(p + i), w);
+  }
+  high = _mm_movemask_epi8(high16) ? 0x80 : 0; /* a high bit seen */
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
