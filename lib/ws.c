@@ -495,13 +495,12 @@ static int fast_frame(jrpc__ws_t *ws, size_t hdr, size_t n) {
   return answer(ws, (const char *)b + hdr, n);
 }
 
-/* Frames other than those (control frames, fragments, a frame over the
- * limit or breaking the protocol) go to wslay one at a time, so that its
- * reader always starts at a frame's beginning: whole, or (over the
- * limit: refused at its header) as much as there is. */
+/* Frames other than those (control frames, fragments, frames breaking
+ * the protocol) go to wslay one whole frame at a time, so that its reader
+ * always starts at a frame's beginning. */
 static int wslay_frame(jrpc__ws_t *ws, size_t whole) {
   jrpc__stream_t *s = ws->s;
-  ws->limit = whole ? s->rd + whole : s->wr;
+  ws->limit = s->rd + whole;
   int r = wslay_event_recv(ws->ctx);
   ws->limit = 0;
   if (r == WSLAY_ERR_CALLBACK_FAILURE && !ws->rc)
@@ -540,8 +539,11 @@ int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
       break;
     }
     if (len > s->e->lim.max_frame_bytes) {
-      rc = wslay_frame(ws, 0); /* refused at its header: 1009 */
-      continue;
+      /* Refused at its header (wslay would wait for a payload byte). */
+      s->rd = s->wr;
+      rc = close_with(s, WSLAY_CODE_MESSAGE_TOO_BIG,
+                      "a message over max_frame_bytes");
+      break;
     }
     if (s->wr - s->rd < hdr + len) {
       s->need = hdr + (size_t)len; /* whole in the buffer, then read */
