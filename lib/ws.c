@@ -213,7 +213,7 @@ static int answer(jrpc__ws_t *ws, const char *msg, size_t n) {
   } else {
     jrpc__out_truncate(o, start); /* notifications, or deferred */
   }
-  if (jrpc__out_pending(&ws->side) > 0) {
+  if (ws->side.head) { /* it has segments only while it holds replies */
     if (jrpc__out_append(o, &ws->side) && !rc)
       rc = JRPC_ENOMEM;
     jrpc__out_release_idle(&ws->side);
