@@ -296,7 +296,8 @@ static void on_message(wslay_event_context_ptr ctx,
     ws->rc = JRPC_ENOMEM;
     return;
   }
-  memcpy(p, a->msg, a->msg_length);
+  if (a->msg_length) /* an empty message has no buffer */
+    memcpy(p, a->msg, a->msg_length);
   ws->rc = answer(ws, p, a->msg_length);
   jrpc__bufpool_put(&s->e->pool, p, cap);
 }
