@@ -11,10 +11,11 @@
 # servers share both cores):
 #
 #  1. Fan-out: 100 connections x 100 subscriptions to one channel, so one
-#     publish is 10,000 notifications; PUBS publishes, at most 2 unfinished
-#     at a time. Notifications per server CPU-second (utime + stime from
-#     /proc/PID/stat around the publish phase), against echo-server writing
-#     the same bytes (frames of the notifications' mean size) to the same
+#     publish is 10,000 notifications; PUSH_PUBS publishes (1,000), at
+#     most 2 unfinished at a time. Notifications per server CPU-second
+#     (utime + stime from /proc/PID/stat around the publish phase), against
+#     echo-server writing the same bytes (frames of the notifications' mean
+#     size, from a run of one subscription) to the same
 #     connections ("!fan 100 BYTES" on each, per publish). The runs
 #     alternate jrpcd, echo, jrpcd, ...; then rpc.stats shows the bytes each
 #     worker wrote (the fan-out spread over both).
@@ -32,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/run}
 reps=${2:-3}
-PUBS=${PUSH_PUBS:-300}
+PUBS=${PUSH_PUBS:-1000}
 jrpcd=$build/daemon/jrpcd
 pb=$build/bench/push-bench
 echo_server=$build/bench/echo-server
@@ -119,7 +120,7 @@ start_jrpcd fan
 jp=$SPID
 serve echo '^echo-server: listening on ' "$echo_server" -u "$T/echo.sock" -f newline -j 2
 ep=$SPID
-bench size -u "$T/fan.sock" -c 100 -s 100 -n 5 -p "$jp"
+bench size -u "$T/fan.sock" -c 1 -s 1 -n "$PUBS"
 bytes=$(awk -v b="$(field "$T/size.out" notif_bytes)" 'BEGIN { printf "%.0f", b }')
 declare -a jf=() ef=()
 for ((r = 1; r <= reps; r++)); do

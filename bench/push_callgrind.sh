@@ -39,7 +39,7 @@ command -v valgrind >/dev/null || {
 T=$(mktemp -d)
 server=
 cleanup() {
-  [ -n "$server" ] && kill -TERM "$server" 2>/dev/null || true
+  if [ -n "$server" ]; then kill -TERM "$server" 2>/dev/null || true; fi
   rm -rf "$T"
 }
 trap cleanup EXIT

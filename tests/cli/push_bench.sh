@@ -55,14 +55,21 @@ expect_ok() {
   fi
 }
 
-cat >"$T/j.conf" <<EOF
+# serve_pubsub NAME [SERVER_LINE]: jrpcd with pubsub on $T/NAME.sock, two
+# workers, SERVER_LINE added to [server]. Sets PID.
+serve_pubsub() {
+  cat >"$T/$1.conf" <<EOF
 $(conf_server 2)
+${2:-}
 $(conf_plugins pubsub)
 [listen s]
-unix = $T/j.sock
+unix = $T/$1.sock
 framing = newline
 EOF
-start_daemon jrpcd "$T/j.conf" "$T/j.sock"
+  start_daemon "$1" "$T/$1.conf" "$T/$1.sock"
+}
+
+serve_pubsub j
 jp=$PID
 
 pb paced -u "$T/j.sock" -c 8 -s 16 -n 20 -w 2 -p "$jp"
@@ -77,7 +84,7 @@ p99=$(result rate p99_us)
 if ! [[ "$p99" =~ ^[0-9]+$ ]]; then
   fail "rate: no latency figure (p99_us=$p99)"
 fi
-stop_daemon jrpcd "$jp" "$T/j.sock"
+stop_daemon j "$jp" "$T/j.sock"
 
 start_with echo "$T/e.sock" "$ECHO" -u "$T/e.sock" -f newline -j 2
 ep=$PID
@@ -90,15 +97,7 @@ PROG=echo-server stop_daemon echo "$ep" "$T/e.sock"
 
 # 64 notifications of about 1.2 KB a publish on each connection, 4 KiB
 # allowed queued: the daemon drops, and push-bench must notice.
-cat >"$T/small.conf" <<EOF
-$(conf_server 2)
-max_push_bytes = 4096
-$(conf_plugins pubsub)
-[listen s]
-unix = $T/small.sock
-framing = newline
-EOF
-start_daemon small "$T/small.conf" "$T/small.sock"
+serve_pubsub small 'max_push_bytes = 4096'
 sp=$PID
 pb dropped -u "$T/small.sock" -c 2 -s 64 -n 20 -w 20 -b 1000
 if ((RC == 1)) && grep -q 'notifications dropped' "$T/dropped.err"; then
