@@ -23,11 +23,15 @@
  *
  * With -p PID (the server's pid), the server's CPU time (utime + stime
  * from /proc/PID/stat) over the publish phase and its RSS (VmRSS) before
- * and after the subscriptions are reported. The last line is
+ * the connections, after them (each has made one call) and after the
+ * subscriptions are reported. The last line is
  *   RESULT conns=C subs=S publishes=N notifications=... notif_bytes=...
  *          secs=... cpu_s=... notif_per_cpu_s=... p50_us=... p99_us=...
- *          max_us=... rss_conns_kib=... rss_subs_kib=... bytes_per_sub=...
- * (latency figures from jrpcd only; -1 where not measured).
+ *          max_us=... rss_before_kib=... rss_conns_kib=... rss_subs_kib=...
+ *          bytes_per_sub=...
+ * (notif_bytes: the subscribers' bytes per notification; latency from
+ * jrpcd only; -1 where not measured). -T: give up (exit 1) after that
+ * many seconds (60), as when a notification was lost.
  *
  * usage: push-bench -u PATH [-c CONNS] [-s SUBS] [-n PUBLISHES] [-w WINDOW]
  *                   [-r RATE] [-b PAD] [-p PID] [-T SECONDS] [--echo BYTES]
