@@ -31,7 +31,8 @@
 # publish exactly once (exit 1 otherwise). Takes about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build/run}
+build_arg=${1:-build/run}
+build=$(realpath -e -- "$build_arg")
 reps=${2:-3}
 PUBS=${PUSH_PUBS:-1000}
 jrpcd=$build/daemon/jrpcd
@@ -83,7 +84,7 @@ serve() {
 
 start_jrpcd() {
   printf '[server]\nworkers = 2\nplugin_dir = %s\nmax_connections = 20000\n' \
-    "$PWD/$build/handlers" >"$T/$1.conf"
+    "$build/handlers" >"$T/$1.conf"
   # math: conn-memory's call.
   printf '\n[plugin pubsub]\npath = pubsub.so\n\n[plugin math]\npath = math.so\n' >>"$T/$1.conf"
   printf '\n[listen s]\nunix = %s\nframing = newline\n' "$T/$1.sock" >>"$T/$1.conf"
@@ -152,17 +153,17 @@ kill -TERM "$SPID"
 
 jn=$(med notif_per_cpu_s "${jf[@]}") en=$(med notif_per_cpu_s "${ef[@]}")
 cat <<EOF
-\`bench/push.sh $build $reps\` · $(date -u '+%Y-%m-%d %H:%M UTC') · commit $(git rev-parse --short HEAD) · load average $(cut -d' ' -f1-3 /proc/loadavg) at the end
+\`bench/push.sh $build_arg $reps\` · $(date -u '+%Y-%m-%d %H:%M UTC') · commit $(git rev-parse --short HEAD) · load average $(cut -d' ' -f1-3 /proc/loadavg) at the end
 
 Fan-out: 100 connections x 100 subscriptions (one publish = 10,000
 notifications of $bytes bytes), $PUBS publishes a run, at most 2 unfinished;
 median of $reps runs each, alternating. Bytes written per worker (jrpcd,
 rpc.stats after the runs): $spread.
 
-| server | notifications per server CPU-s | server CPU s | wall s | ratio jrpcd/echo |
+| server | notifications per server CPU-s | server CPU s (user) | wall s | ratio jrpcd/echo |
 |---|---:|---:|---:|---:|
-| echo-server (\`!fan 100 $bytes\`) | $(fint "$en") | $(med cpu_s "${ef[@]}") | $(med secs "${ef[@]}") | |
-| jrpcd (pubsub.publish) | $(fint "$jn") | $(med cpu_s "${jf[@]}") | $(med secs "${jf[@]}") | $(awk -v a="$jn" -v b="$en" 'BEGIN { printf "%.2f", a / b }') |
+| echo-server (\`!fan 100 $bytes\`) | $(fint "$en") | $(med cpu_s "${ef[@]}") ($(med user_s "${ef[@]}")) | $(med secs "${ef[@]}") | |
+| jrpcd (pubsub.publish) | $(fint "$jn") | $(med cpu_s "${jf[@]}") ($(med user_s "${jf[@]}")) | $(med secs "${jf[@]}") | $(awk -v a="$jn" -v b="$en" 'BEGIN { printf "%.2f", a / b }') |
 
 Publish-to-receive latency (one run each, µs):
 

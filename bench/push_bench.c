@@ -26,8 +26,8 @@
  * the connections, after them (each has made one call) and after the
  * subscriptions are reported. The last line is
  *   RESULT conns=C subs=S publishes=N notifications=... notif_bytes=...
- *          secs=... cpu_s=... notif_per_cpu_s=... p50_us=... p99_us=...
- *          max_us=... rss_before_kib=... rss_conns_kib=... rss_subs_kib=...
+ *          secs=... cpu_s=... user_s=... notif_per_cpu_s=... p50_us=...
+ * p99_us=... max_us=... rss_before_kib=... rss_conns_kib=... rss_subs_kib=...
  *          bytes_per_sub=...
  * (notif_bytes: the subscribers' bytes per notification; latency from
  * jrpcd only; -1 where not measured). -T: give up (exit 1) after that
@@ -108,7 +108,9 @@ static uint64_t id_hash(const char *s, size_t n) {
 
 /* ---- the server's figures from /proc ---- */
 
-static double server_cpu_s(void) {
+/* The server's CPU seconds (user + system); its user part in *user. */
+static double server_cpu_s(double *user) {
+  *user = -1;
   if (opt.pid < 0)
     return -1;
   char path[64], line[1024];
@@ -124,6 +126,7 @@ static double server_cpu_s(void) {
       sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
              &ut, &st) != 2)
     die("cannot parse %s", path);
+  *user = (double)ut / (double)sysconf(_SC_CLK_TCK);
   return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
@@ -544,11 +547,11 @@ int main(int argc, char **argv) {
   }
 
   bytes_in = 0;
-  double cpu0 = server_cpu_s();
+  double user0, user1, cpu0 = server_cpu_s(&user0);
   uint64_t t0 = now_ns();
   run_phase(ep);
   uint64_t t1 = now_ns();
-  double cpu1 = server_cpu_s();
+  double cpu1 = server_cpu_s(&user1);
   verify();
 
   uint64_t notes =
@@ -562,12 +565,13 @@ int main(int argc, char **argv) {
             "received exactly once\n",
             notes, opt.conns, opt.subs, opt.pubs, secs, cpu);
   printf("RESULT conns=%ld subs=%ld publishes=%ld notifications=%" PRIu64
-         " notif_bytes=%.1f secs=%.3f cpu_s=%.2f notif_per_cpu_s=%.0f "
+         " notif_bytes=%.1f secs=%.3f cpu_s=%.2f user_s=%.2f "
+         "notif_per_cpu_s=%.0f "
          "p50_us=%" PRId64 " p99_us=%" PRId64 " max_us=%" PRId64
          " rss_before_kib=%ld rss_conns_kib=%ld rss_subs_kib=%ld "
          "bytes_per_sub=%.1f\n",
          opt.conns, opt.subs, opt.pubs, notes, (double)bytes_in / (double)notes,
-         secs, cpu, cpu > 0 ? (double)notes / cpu : -1,
+         secs, cpu, user1 - user0, cpu > 0 ? (double)notes / cpu : -1,
          lat ? (int64_t)hist_quantile(&hist, 0.50) : -1,
          lat ? (int64_t)hist_quantile(&hist, 0.99) : -1,
          lat ? (int64_t)hist.max : -1, rss0, rss_conns, rss_subs,
