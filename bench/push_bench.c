@@ -83,7 +83,7 @@ static uint64_t completed; /* publishes every subscription received */
 static uint64_t bytes_in, pub_replies;
 static bench_hist_t hist;
 
-static void die(const char *fmt, ...) {
+_Noreturn static void die(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("push-bench: ", stderr);
