@@ -30,7 +30,8 @@
 # Every push-bench run also checks that every subscription received every
 # publish exactly once (exit 1 otherwise). Takes about a minute.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
 build_arg=${1:-build/run}
 build=$(realpath -e -- "$build_arg")
 reps=${2:-3}
@@ -39,48 +40,23 @@ jrpcd=$build/daemon/jrpcd
 pb=$build/bench/push-bench
 echo_server=$build/bench/echo-server
 connmem=$build/bench/conn-memory
-for b in "$jrpcd" "$pb" "$echo_server" "$connmem" "$build/handlers/pubsub.so" "$build/handlers/math.so"; do
-  [ -e "$b" ] || {
-    echo "build first: cmake --build $build ($b is missing)" >&2
-    exit 1
-  }
-done
-command -v socat >/dev/null || {
-  echo "socat is missing (scripts/deps.sh installs it)" >&2
-  exit 1
-}
 
+# shellcheck source-path=SCRIPTDIR source=run_lib.sh
+source "$ROOT/bench/run_lib.sh"
+for b in "$jrpcd" "$pb" "$echo_server" "$connmem" "$build/handlers/pubsub.so" "$build/handlers/math.so"; do
+  [ -e "$b" ] || die "build first: cmake --build $build_arg ($b is missing)"
+done
+command -v socat >/dev/null || die "socat is missing (scripts/deps.sh installs it)"
+
+# run_lib.sh's globals: its servers, runs and medians.
 T=$(mktemp -d)
-declare -a pids=()
+mkdir -p "$T/log" "$T/res"
+SECTION=push REP=1 RUN_LIMIT_S=300
 cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  kill_servers_now
   rm -rf "$T"
 }
 trap cleanup EXIT
-
-log() { printf 'push.sh: %s\n' "$*" >&2; }
-
-# serve NAME READY-REGEX CMD...: CMD in the background until its log
-# says READY; sets SPID.
-serve() {
-  local name=$1 ready=$2 i
-  shift 2
-  # Emptied here: the background child's redirection may come after the
-  # first look below.
-  : >"$T/$name.log"
-  "$@" >"$T/$name.log" 2>&1 &
-  SPID=$!
-  pids+=("$SPID")
-  for ((i = 0; i < 100; i++)); do
-    grep -Eq "$ready" "$T/$name.log" && return 0
-    sleep 0.05
-  done
-  cat "$T/$name.log" >&2
-  echo "$name did not start" >&2
-  exit 1
-}
 
 start_jrpcd() {
   printf '[server]\nworkers = 2\nplugin_dir = %s\nmax_connections = 20000\n' \
@@ -88,47 +64,31 @@ start_jrpcd() {
   # math: conn-memory's call.
   printf '\n[plugin pubsub]\npath = pubsub.so\n\n[plugin math]\npath = math.so\n' >>"$T/$1.conf"
   printf '\n[listen s]\nunix = %s\nframing = newline\n' "$T/$1.sock" >>"$T/$1.conf"
-  serve "$1" 'jrpcd\[info\] serving ' "$jrpcd" -c "$T/$1.conf"
+  start_server "$1" 'jrpcd\[info\] serving ' "$jrpcd" -c "$T/$1.conf" || die "jrpcd did not start"
 }
 
-# field FILE KEY: KEY's value on FILE's RESULT line.
-field() { sed -n "s/^RESULT.* $2=\([^ ]*\).*/\1/p" "$1"; }
-
-# med KEY FILES...: the median of KEY over the RESULT lines of FILES.
-med() {
-  local key=$1 f
-  shift
-  for f in "$@"; do field "$f" "$key"; done | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# bench NAME ARGS...: push-bench ARGS, its output in $T/NAME.out.
+# bench KEY CMD...: one run of repetition REP; its RESULT kept for field
+# and med (run_rec), a line of progress on stderr.
 bench() {
-  local name=$1
+  local key=$1
   shift
-  timeout 300 "$pb" "$@" >"$T/$name.out" 2>"$T/$name.err" || {
-    cat "$T/$name.err" >&2
-    echo "push-bench $* failed" >&2
-    exit 1
-  }
-  log "$name: $(sed -n 's/^RESULT //p' "$T/$name.out")"
+  run_rec "$key" "$@" || die "$key failed"
+  printf 'push.sh: %s %d: %s\n' "$key" "$REP" "$(sed 's/^RESULT //' "$T/res/$key.$REP")" >&2
 }
-
-fint() { awk -v v="$1" 'BEGIN { s = sprintf("%.0f", v); r = ""; while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) }; print s r }'; }
 
 # ---- 1. fan-out against echo-server ----
 start_jrpcd fan
 jp=$SPID
-serve echo '^echo-server: listening on ' "$echo_server" -u "$T/echo.sock" -f newline -j 2
+start_server echo '^echo-server: listening on ' "$echo_server" -u "$T/echo.sock" -f newline -j 2 ||
+  die "echo-server did not start"
 ep=$SPID
-bench size -u "$T/fan.sock" -c 1 -s 1 -n "$PUBS"
-bytes=$(awk -v b="$(field "$T/size.out" notif_bytes)" 'BEGIN { printf "%.0f", b }')
-declare -a jf=() ef=()
-for ((r = 1; r <= reps; r++)); do
-  bench "fan-jrpcd-$r" -u "$T/fan.sock" -c 100 -s 100 -n "$PUBS" -w 2 -p "$jp"
-  bench "fan-echo-$r" -u "$T/echo.sock" -c 100 -s 100 -n "$PUBS" -w 2 -p "$ep" --echo "$bytes"
-  jf+=("$T/fan-jrpcd-$r.out") ef+=("$T/fan-echo-$r.out")
+bench size "$pb" -u "$T/fan.sock" -c 1 -s 1 -n "$PUBS"
+bytes=$(awk -v b="$(field size notif_bytes)" 'BEGIN { printf "%.0f", b }')
+for ((REP = 1; REP <= reps; REP++)); do
+  bench fan_jrpcd "$pb" -u "$T/fan.sock" -c 100 -s 100 -n "$PUBS" -w 2 -p "$jp"
+  bench fan_echo "$pb" -u "$T/echo.sock" -c 100 -s 100 -n "$PUBS" -w 2 -p "$ep" --echo "$bytes"
 done
+REP=1
 stats=$(printf '{"jsonrpc":"2.0","method":"rpc.stats","id":1}\n' |
   socat -t 2 - "UNIX-CONNECT:$T/fan.sock")
 spread=$(python3 -c 'import json, sys
@@ -136,46 +96,46 @@ w = json.loads(sys.argv[1])["result"]["workers"]
 print(" / ".join(format(x["bytes_out"], ",") for x in w))' "$stats")
 
 # ---- 2. latency at a modest rate ----
-bench lat-100 -u "$T/fan.sock" -c 100 -s 1 -n 2000 -r 500 -p "$jp"
-bench lat-10k -u "$T/fan.sock" -c 100 -s 100 -n 200 -r 20 -p "$jp"
-kill -TERM "$jp" "$ep"
+bench lat_100 "$pb" -u "$T/fan.sock" -c 100 -s 1 -n 2000 -r 500 -p "$jp"
+bench lat_10k "$pb" -u "$T/fan.sock" -c 100 -s 100 -n 200 -r 20 -p "$jp"
+stop_all_servers
 
 # ---- 3. memory ----
 start_jrpcd mem
-bench mem -u "$T/mem.sock" -c 100 -s 1000 -n 1 -p "$SPID"
-kill -TERM "$SPID"
+bench mem "$pb" -u "$T/mem.sock" -c 100 -s 1000 -n 1 -p "$SPID"
+stop_all_servers
 start_jrpcd idle
-"$connmem" -u "$T/idle.sock" -p "$SPID" -n 10000 >"$T/idle.out" 2>&1 || {
-  cat "$T/idle.out" >&2
-  exit 1
-}
-kill -TERM "$SPID"
+bench idle "$connmem" -u "$T/idle.sock" -p "$SPID" -n 10000
+stop_all_servers
+[[ ! -s "$T/fail.$SECTION" ]] || die "$(cat "$T/fail.$SECTION")"
 
-jn=$(med notif_per_cpu_s "${jf[@]}") en=$(med notif_per_cpu_s "${ef[@]}")
+jn=$(med fan_jrpcd notif_per_cpu_s) en=$(med fan_echo notif_per_cpu_s)
+# lat KEY: "p50 / p99 / max" of run KEY.
+lat() { printf '%s / %s / %s' "$(fint "$(field "$1" p50_us)")" "$(fint "$(field "$1" p99_us)")" "$(fint "$(field "$1" max_us)")"; }
 cat <<EOF
 \`bench/push.sh $build_arg $reps\` · $(date -u '+%Y-%m-%d %H:%M UTC') · commit $(git rev-parse --short HEAD) · load average $(cut -d' ' -f1-3 /proc/loadavg) at the end
 
 Fan-out: 100 connections x 100 subscriptions (one publish = 10,000
-notifications of $bytes bytes), $PUBS publishes a run, at most 2 unfinished;
+notifications of $bytes bytes), $(fint "$PUBS") publishes a run, at most 2 unfinished;
 median of $reps runs each, alternating. Bytes written per worker (jrpcd,
 rpc.stats after the runs): $spread.
 
 | server | notifications per server CPU-s | server CPU s (user) | wall s | ratio jrpcd/echo |
 |---|---:|---:|---:|---:|
-| echo-server (\`!fan 100 $bytes\`) | $(fint "$en") | $(med cpu_s "${ef[@]}") ($(med user_s "${ef[@]}")) | $(med secs "${ef[@]}") | |
-| jrpcd (pubsub.publish) | $(fint "$jn") | $(med cpu_s "${jf[@]}") ($(med user_s "${jf[@]}")) | $(med secs "${jf[@]}") | $(awk -v a="$jn" -v b="$en" 'BEGIN { printf "%.2f", a / b }') |
+| echo-server (\`!fan 100 $bytes\`) | $(fint "$en") | $(med fan_echo cpu_s) ($(med fan_echo user_s)) | $(med fan_echo secs) | |
+| jrpcd (pubsub.publish) | $(fint "$jn") | $(med fan_jrpcd cpu_s) ($(med fan_jrpcd user_s)) | $(med fan_jrpcd secs) | $(ratio "$jn" "$en") |
 
 Publish-to-receive latency (one run each, µs):
 
-| subscriptions | publishes a second | notifications | p50 | p99 | max |
-|---|---:|---:|---:|---:|---:|
-| 100 (100 conns x 1) | 500 | $(fint "$(field "$T/lat-100.out" notifications)") | $(field "$T/lat-100.out" p50_us) | $(field "$T/lat-100.out" p99_us) | $(field "$T/lat-100.out" max_us) |
-| 10,000 (100 conns x 100) | 20 | $(fint "$(field "$T/lat-10k.out" notifications)") | $(field "$T/lat-10k.out" p50_us) | $(field "$T/lat-10k.out" p99_us) | $(field "$T/lat-10k.out" max_us) |
+| subscriptions | publishes a second | notifications | p50 / p99 / max |
+|---|---:|---:|---:|
+| 100 (100 conns x 1) | 500 | $(fint "$(field lat_100 notifications)") | $(lat lat_100) |
+| 10,000 (100 conns x 100) | 20 | $(fint "$(field lat_10k notifications)") | $(lat lat_10k) |
 
 Memory (fresh daemons):
 
 | what | RSS before KiB | RSS after KiB | bytes each |
 |---|---:|---:|---:|
-| 100,000 subscriptions (100 conns x 1,000, one channel) | $(fint "$(field "$T/mem.out" rss_conns_kib)") | $(fint "$(field "$T/mem.out" rss_subs_kib)") | $(field "$T/mem.out" bytes_per_sub) |
-| 10,000 idle newline connections (conn-memory) | $(fint "$(field "$T/idle.out" rss_before_kib)") | $(fint "$(field "$T/idle.out" rss_idle_kib)") | $(fint "$(field "$T/idle.out" bytes_per_conn)") |
+| 100,000 subscriptions (100 conns x 1,000, one channel) | $(fint "$(field mem rss_conns_kib)") | $(fint "$(field mem rss_subs_kib)") | $(field mem bytes_per_sub) |
+| 10,000 idle newline connections (conn-memory) | $(fint "$(field idle rss_before_kib)") | $(fint "$(field idle rss_idle_kib)") | $(fint "$(field idle bytes_per_conn)") |
 EOF
