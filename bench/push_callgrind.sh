@@ -18,83 +18,66 @@
 # build-dir defaults to build/run. With CG_KEEP=DIR the profiles stay
 # there (KIND.N), for callgrind_annotate. Takes a minute or two.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
 build=${1:-build/run}
 lo=${CG_LO:-20}
 hi=${CG_HI:-80}
 jrpcd=$build/daemon/jrpcd
 pb=$build/bench/push-bench
 echo_server=$build/bench/echo-server
-for b in "$jrpcd" "$pb" "$echo_server" "$build/handlers/pubsub.so"; do
-  [ -e "$b" ] || {
-    echo "build first: cmake --build $build ($b is missing)" >&2
-    exit 1
-  }
-done
-command -v valgrind >/dev/null || {
-  echo "valgrind is missing (scripts/deps.sh installs it)" >&2
-  exit 1
-}
 
+# shellcheck source-path=SCRIPTDIR source=run_lib.sh
+source "$ROOT/bench/run_lib.sh"
+for b in "$jrpcd" "$pb" "$echo_server" "$build/handlers/pubsub.so"; do
+  [ -e "$b" ] || die "build first: cmake --build $build ($b is missing)"
+done
+command -v valgrind >/dev/null || die "valgrind is missing (scripts/deps.sh installs it)"
+
+# run_lib.sh's globals: its servers and runs.
 T=$(mktemp -d)
-server=
+mkdir -p "$T/log" "$T/res"
+SECTION=callgrind REP=1 RUN_LIMIT_S=300
 cleanup() {
-  if [ -n "$server" ]; then kill -TERM "$server" 2>/dev/null || true; fi
+  kill_servers_now
   rm -rf "$T"
 }
 trap cleanup EXIT
 
-# ir KIND N: the server's instructions for a run of N publishes.
+# ir KIND N: the server's instructions for a run of N publishes, in IR.
 ir() {
-  local kind=$1 n=$2 sock=$T/s.sock i
+  local kind=$1 n=$2 sock=$T/s.sock
   local out=${CG_KEEP:-$T}/$kind.$n
-  local -a extra=()
+  local -a extra=() cg=(valgrind --tool=callgrind --callgrind-out-file="$out")
   rm -f "$sock" "$out"
-  : >"$T/server.log"
   if [ "$kind" = echo ]; then
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$echo_server" \
-      -u "$sock" -f newline -j 2 >"$T/server.log" 2>&1 &
-    extra=(--echo "$(cat "$T/bytes")")
+    start_server "$kind.$n" '^echo-server: listening on ' "${cg[@]}" "$echo_server" \
+      -u "$sock" -f newline -j 2 || die "echo-server did not start"
+    extra=(--echo "$BYTES")
   else
     printf '[server]\nworkers = 2\nplugin_dir = %s\n' "$build/handlers" >"$T/c.conf"
     printf '\n[plugin pubsub]\npath = pubsub.so\n' >>"$T/c.conf"
     printf '\n[listen s]\nunix = %s\nframing = newline\n' "$sock" >>"$T/c.conf"
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$jrpcd" \
-      -c "$T/c.conf" >"$T/server.log" 2>&1 &
+    start_server "$kind.$n" 'jrpcd\[info\] serving ' "${cg[@]}" "$jrpcd" -c "$T/c.conf" ||
+      die "jrpcd did not start"
   fi
-  server=$!
-  local ready='^echo-server: listening on |jrpcd\[info\] serving '
-  for ((i = 0; i < 600; i++)); do
-    grep -Eq "$ready" "$T/server.log" && break
-    sleep 0.1
-  done
-  grep -Eq "$ready" "$T/server.log" || {
-    cat "$T/server.log" >&2
-    echo "server did not start" >&2
-    exit 1
-  }
-  timeout 300 "$pb" -u "$sock" -c 10 -s 100 -n "$n" -w 2 -T 240 -q "${extra[@]}" \
-    >"$T/bench.out" 2>&1 || {
-    cat "$T/bench.out" >&2
-    exit 1
-  }
-  # The notifications' mean size, for echo-server's frames (ir runs in
-  # a subshell: a file carries it).
-  if [ ! -s "$T/bytes" ]; then
-    sed -n 's/^RESULT.* notif_bytes=\([^ ]*\).*/\1/p' "$T/bench.out" |
-      awk '{ printf "%.0f", $1 }' >"$T/bytes"
-  fi
-  kill -TERM "$server"
-  wait "$server" || true
-  server=
-  awk '/^(summary|totals):/ {print $2; exit}' "$out"
+  run_rec "$kind.$n" "$pb" -u "$sock" -c 10 -s 100 -n "$n" -w 2 -T 240 -q "${extra[@]}" ||
+    die "push-bench failed"
+  stop_all_servers
+  [[ ! -s "$T/fail.$SECTION" ]] || die "$(cat "$T/fail.$SECTION")"
+  IR=$(awk '/^(summary|totals):/ {print $2; exit}' "$out")
 }
 
 notes=$(((hi - lo) * 1000))
+BYTES=
 printf '%-12s %14s %14s\n' server instructions per_notification
 for kind in jrpcd echo; do
-  a=$(ir "$kind" "$lo")
-  b=$(ir "$kind" "$hi")
+  ir "$kind" "$lo"
+  a=$IR
+  ir "$kind" "$hi"
+  b=$IR
+  # The notifications' mean size, for echo-server's frames.
+  [ -n "$BYTES" ] || BYTES=$(awk -v b="$(field "jrpcd.$hi" notif_bytes)" 'BEGIN { printf "%.0f", b }')
   printf '%-12s %14d %14d\n' "$kind" $((b - a)) $(((b - a) / notes))
 done
-echo "($notes notifications of $(cat "$T/bytes") bytes: $hi - $lo publishes x 10 connections x 100 subscriptions)"
+echo "($notes notifications of $BYTES bytes: $hi - $lo publishes x 10 connections x 100 subscriptions)"
