@@ -48,15 +48,7 @@ for b in "$jrpcd" "$pb" "$echo_server" "$connmem" "$build/handlers/pubsub.so" "$
 done
 command -v socat >/dev/null || die "socat is missing (scripts/deps.sh installs it)"
 
-# run_lib.sh's globals: its servers, runs and medians.
-T=$(mktemp -d)
-mkdir -p "$T/log" "$T/res"
-SECTION=push REP=1 RUN_LIMIT_S=300
-cleanup() {
-  kill_servers_now
-  rm -rf "$T"
-}
-trap cleanup EXIT
+own_tmp push
 
 start_jrpcd() {
   printf '[server]\nworkers = 2\nplugin_dir = %s\nmax_connections = 20000\n' \

@@ -34,15 +34,7 @@ for b in "$jrpcd" "$pb" "$echo_server" "$build/handlers/pubsub.so"; do
 done
 command -v valgrind >/dev/null || die "valgrind is missing (scripts/deps.sh installs it)"
 
-# run_lib.sh's globals: its servers and runs.
-T=$(mktemp -d)
-mkdir -p "$T/log" "$T/res"
-SECTION=callgrind REP=1 RUN_LIMIT_S=300
-cleanup() {
-  kill_servers_now
-  rm -rf "$T"
-}
-trap cleanup EXIT
+own_tmp callgrind
 
 # ir KIND N: the server's instructions for a run of N publishes, in IR.
 ir() {
