@@ -19,6 +19,10 @@
  * out with uv_write from there while the next replies gather in the
  * other. In steady state nothing is allocated per request.
  *
+ * A frame "!fan N BYTES" (push-bench's baseline for server push) is
+ * answered with N frames of BYTES bytes each, the newline included, all
+ * 'x': the bytes a fan-out of N notifications writes to one connection.
+ *
  * usage: echo-server (-u PATH | -t HOST:PORT) [-f newline|length]
  *                    [-j WORKERS]
  * SIGTERM or SIGINT: close everything, remove the socket file, exit 0. */
@@ -169,7 +173,34 @@ static const char *find(const char *f, size_t n, const char *s, size_t sn) {
   return n >= sn ? memmem(f, n, s, sn) : NULL;
 }
 
+/* "!fan N BYTES": N frames of BYTES bytes (1 <= N, 2 <= BYTES, both at
+ * most 2^20); 0 for any other frame. */
+static int fan(conn_t *c, const char *f, size_t n) {
+  char spec[64];
+  unsigned long count, bytes;
+  if (n < 5 || n >= sizeof spec || memcmp(f, "!fan ", 5) != 0)
+    return 0;
+  memcpy(spec, f + 5, n - 5);
+  spec[n - 5] = '\0';
+  if (sscanf(spec, "%lu %lu", &count, &bytes) != 2 || count < 1 ||
+      count > 1u << 20 || bytes < 2 || bytes > 1u << 20)
+    return 0;
+  for (unsigned long k = 0; k < count && !c->oom; k++) {
+    size_t at = frame_begin(c);
+    if (buf_reserve(&c->out, bytes - 1)) {
+      c->oom = 1;
+      break;
+    }
+    memset(c->out.p + c->out.len, 'x', bytes - 1);
+    c->out.len += bytes - 1;
+    frame_end(c, at);
+  }
+  return 1;
+}
+
 static void on_frame(conn_t *c, const char *f, size_t n) {
+  if (n && f[0] == '!' && fan(c, f, n))
+    return;
   size_t i = 0;
   while (i < n && blank(f[i]))
     i++;

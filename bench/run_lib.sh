@@ -157,6 +157,16 @@ conf_listen() {
   printf '\n[listen %s]\n%s = %s\nframing = %s\n' "$2" "$3" "$4" "$5" >>"$1"
 }
 
+# own_tmp SECTION: for a script of its own that uses these helpers
+# (bench/push.sh): a private T with log/ and res/, SECTION, REP = 1 and
+# RUN_LIMIT_S = 300; on exit its servers are stopped and T removed.
+own_tmp() {
+  T=$(mktemp -d)
+  mkdir -p "$T/log" "$T/res"
+  SECTION=$1 REP=1 RUN_LIMIT_S=300
+  trap 'kill_servers_now; rm -rf "$T"' EXIT
+}
+
 # ---------------------------------------------------------------- runs --
 
 quote_cmd() {

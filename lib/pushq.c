@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytescan.h"
 #include "jrpc/jrpc.h"
 #include "registry.h"
 
@@ -20,7 +21,13 @@ jrpc__pubmsg_t *jrpc__pubmsg_new(const char *ns, size_t ns_n, const char *topic,
   memcpy(m->data, ns, ns_n);
   m->data[ns_n] = '\0';
   memcpy(m->data + ns_n + 1, topic, topic_n);
-  memcpy(m->data + key_n, json, json_n);
+  /* CR and LF as spaces, so every notification of it stays on one line
+   * (newline framing) without a scan per subscription: both are
+   * whitespace outside JSON strings and invalid inside them. */
+  char *copy = m->data + key_n, *end = copy + json_n;
+  memcpy(copy, json, json_n);
+  for (char *q = copy; (q = (char *)jrpc__scan_crlf(q, end)) < end; q++)
+    *q = ' ';
   m->key_n = (uint32_t)key_n;
   m->json_n = (uint32_t)json_n;
   m->hash = jrpc__name_hash(m->data, key_n);
