@@ -32,6 +32,13 @@ async function main() {
       const [name, rpcPort] = run.split("=");
       const page = await browser.newPage();
       page.on("console", (m) => console.log(name + " console " + m.text()));
+      // The OPTIONS preflight is the browser's own request, outside the
+      // page's: DevTools' network events are where it can be seen.
+      const cdp = await page.createCDPSession();
+      await cdp.send("Network.enable");
+      cdp.on("Network.requestWillBeSent", (e) => {
+        if (e.request.method === "OPTIONS") console.log(name + " preflight " + e.request.url);
+      });
       await page.goto(`http://127.0.0.1:${pagePort}/?rpc=${rpcPort}&key=${name}`, { timeout: 10000 });
       await page
         .waitForSelector("#changed, #done", { timeout: 10000 })

@@ -7,7 +7,8 @@
 # over http://127.0.0.1:PAGE (a page from file:// would send Origin: null,
 # which jrpcd refuses by design; we serve it rather than list null). The
 # page opens a WebSocket to jrpcd, calls kv.watch(""), makes a kv.set with
-# fetch() (a CORS POST, preflighted), and shows the kv.changed it gets,
+# fetch() (a CORS POST, whose OPTIONS preflight the driver sees in
+# DevTools' network events), and shows the kv.changed it gets,
 # which is checked here: key, value, op and the kv.watch result's id.
 # The same page against a listener whose origins do not list it: the
 # upgrade and the fetch are refused, and the kv.set never ran.
@@ -98,6 +99,7 @@ CONF
     fail "listed: kv.watch: expected a subscription id, got $(step listed watch)"
     show "$T/driver.out"
   fi
+  expect_step listed preflight "http://127.0.0.1:$web/"
   expect_step listed set '{"jsonrpc":"2.0","result":{"created":true},"id":2}'
   expect_step listed changed "{\"subscription\":${sub:-"ID"},$CHANGE}"
   stop_daemon browser "$PID" "$T/browser.sock"
