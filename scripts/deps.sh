@@ -32,6 +32,7 @@ test_pkgs=(libcmocka-dev # the unit tests (JRPC_TESTS)
   openssl # the tests make their TLS certificates
   python3-jsonschema # rpc.discover checked against the OpenRPC meta-schema
   npm # fetches that meta-schema and vscode-jsonrpc (cli_discover, cli_lsp)
+  chromium # browser_kv_watch: a real browser (headless, puppeteer-core) on WebSocket push and CORS
   clang libclang-rt-14-dev # clang + libFuzzer: tests/fuzz
   libtsan2 # gcc's ThreadSanitizer runtime: the JRPC_TSAN build
   man-db groff-base # man/check.sh renders the man pages
