@@ -18,8 +18,9 @@
 # daemon's config (e.g. an [access] section); CG_SERVER='...' adds lines
 # to its [server] section (e.g. validate_params = no). CG_WINDOW=N keeps N
 # requests in flight instead of 64 (1: a read per request). CG_FRAMING=length
-# or http serves and sends that framing instead of newline (echo-server,
-# which has no HTTP, then shows -). CG_BENCH='...' adds jrpc-bench options
+# or http serves and sends that framing instead of newline, websocket an
+# http listener with websocket = yes and jrpc-bench's WebSocket (echo-server,
+# which has neither HTTP nor WebSocket, then shows -). CG_BENCH='...' adds jrpc-bench options
 # (e.g. --allow-errors, to measure calls answered with an error: a method
 # [access] denies).
 set -euo pipefail
@@ -61,7 +62,11 @@ ir() {
   else
     printf '[server]\nworkers = 1\nparser = %s\nplugin_dir = %s\n%s\n' "$parser" "$build/handlers" "${CG_SERVER:-}" >"$T/c.conf"
     printf '\n[plugin math]\npath = math.so\n\n[plugin echo]\npath = echo.so\n' >>"$T/c.conf"
-    printf '\n[listen s]\nunix = %s\nframing = %s\n' "$sock" "$framing" >>"$T/c.conf"
+    if [ "$framing" = websocket ]; then
+      printf '\n[listen s]\nunix = %s\nframing = http\nwebsocket = yes\n' "$sock" >>"$T/c.conf"
+    else
+      printf '\n[listen s]\nunix = %s\nframing = %s\n' "$sock" "$framing" >>"$T/c.conf"
+    fi
     # CG_CONF: more config appended (an [access] section, say), to show
     # what a feature costs per call.
     [ -z "${CG_CONF:-}" ] || printf '\n%s\n' "$CG_CONF" >>"$T/c.conf"
@@ -93,7 +98,7 @@ for wl in "${wls[@]}"; do
   ((lo > 0)) || lo=1
   row=$(printf '%-12s' "$wl")
   for kind in jrpcd echo; do
-    if [ "$kind" = echo ] && [ "$framing" = http ]; then
+    if [ "$kind" = echo ] && { [ "$framing" = http ] || [ "$framing" = websocket ]; }; then
       row+=$(printf ' %12s' -)
       continue
     fi

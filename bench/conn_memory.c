@@ -4,7 +4,10 @@
  * least once), waits for the daemon to settle, and reads VmRSS again; then
  * closes them all and reads it a third time.
  *
- *   conn-memory -u SOCKET -p PID [-n N] [-f newline|length]
+ *   conn-memory -u SOCKET -p PID [-n N] [-f newline|length|websocket]
+ *
+ * websocket: the socket is an http listener with websocket = yes; each
+ * connection is upgraded first and its call is a masked text frame.
  *
  * Prints the figures and a last line "RESULT conns=N rss_before_kib=..
  * rss_idle_kib=.. rss_closed_kib=.. bytes_per_conn=..". The daemon must
@@ -42,6 +45,27 @@ static void settle(void) {
   nanosleep(&ts, NULL);
 }
 
+enum { NEWLINE, LENGTH, WEBSOCKET };
+
+/* The upgrade, on a blocking socket: 0 once the 101 is read. */
+static int upgrade(int fd) {
+  static const char req[] = "GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
+                            "Connection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            "Sec-WebSocket-Version: 13\r\n\r\n";
+  if (write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+    return -1;
+  char head[512];
+  size_t n = 0;
+  while (n < sizeof(head) &&
+         (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0)) {
+    if (read(fd, head + n, 1) != 1)
+      return -1;
+    n++;
+  }
+  return n > 12 && memcmp(head, "HTTP/1.1 101", 12) == 0 ? 0 : -1;
+}
+
 static int open_one(const char *path) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -54,14 +78,21 @@ static int open_one(const char *path) {
 }
 
 /* One math.add call, answered in full (blocking socket). */
-static int call_once(int fd, int length, int id) {
+static int call_once(int fd, int kind, int id) {
   char req[128], frame[132], rep[256];
   int n = snprintf(req, sizeof(req),
                    "{\"jsonrpc\":\"2.0\",\"method\":\"math.add\",\"params\":"
                    "[%d,1],\"id\":%d}",
                    id, id);
-  size_t len = 0;
-  if (length) {
+  size_t len = 0, pre = kind == WEBSOCKET ? 2 : kind == LENGTH ? 4 : 0;
+  if (kind == WEBSOCKET) {
+    /* masked (a zero key), under 126 bytes */
+    frame[0] = (char)0x81;
+    frame[1] = (char)(0x80 | n);
+    memset(frame + 2, 0, 4);
+    memcpy(frame + 6, req, (size_t)n);
+    len = (size_t)n + 6;
+  } else if (kind == LENGTH) {
     frame[0] = frame[1] = 0;
     frame[2] = (char)(n >> 8);
     frame[3] = (char)n;
@@ -78,21 +109,21 @@ static int call_once(int fd, int length, int id) {
   int wn =
       snprintf(want, sizeof(want),
                "{\"jsonrpc\":\"2.0\",\"result\":%d,\"id\":%d}", id + 1, id);
-  size_t need = (size_t)wn + (length ? 4 : 1), got = 0;
+  size_t need = (size_t)wn + (kind == NEWLINE ? 1 : pre), got = 0;
   while (got < need) {
     ssize_t k = read(fd, rep + got, sizeof(rep) - got);
     if (k <= 0)
       return -1;
     got += (size_t)k;
   }
-  const char *body = rep + (length ? 4 : 0);
+  const char *body = rep + pre;
   return got == need && memcmp(body, want, (size_t)wn) == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv) {
   const char *path = NULL;
   long pid = 0, n = 10000;
-  int length = 0, opt;
+  int kind = NEWLINE, opt;
   while ((opt = getopt(argc, argv, "u:p:n:f:")) != -1) {
     switch (opt) {
     case 'u':
@@ -105,7 +136,9 @@ int main(int argc, char **argv) {
       n = atol(optarg);
       break;
     case 'f':
-      length = strcmp(optarg, "length") == 0;
+      kind = strcmp(optarg, "length") == 0      ? LENGTH
+             : strcmp(optarg, "websocket") == 0 ? WEBSOCKET
+                                                : NEWLINE;
       break;
     default:
       goto usage;
@@ -130,7 +163,8 @@ int main(int argc, char **argv) {
   /* Warm the daemon first, so that its pools and arenas are not counted
    * as connection cost. */
   int warm = open_one(path);
-  if (call_once(warm, length, 0) != 0) {
+  if ((kind == WEBSOCKET && upgrade(warm) != 0) ||
+      call_once(warm, kind, 0) != 0) {
     fprintf(stderr, "conn-memory: warm-up call failed\n");
     return 1;
   }
@@ -138,7 +172,8 @@ int main(int argc, char **argv) {
   uint64_t before = rss_kib(pid);
   for (long i = 0; i < n; i++) {
     fds[i] = open_one(path);
-    if (call_once(fds[i], length, (int)i + 1) != 0) {
+    if ((kind == WEBSOCKET && upgrade(fds[i]) != 0) ||
+        call_once(fds[i], kind, (int)i + 1) != 0) {
       fprintf(stderr, "conn-memory: call on connection %ld failed\n", i);
       return 1;
     }
@@ -162,7 +197,7 @@ int main(int argc, char **argv) {
   free(fds);
   return 0;
 usage:
-  fprintf(stderr,
-          "usage: conn-memory -u SOCKET -p PID [-n N] [-f newline|length]\n");
+  fprintf(stderr, "usage: conn-memory -u SOCKET -p PID [-n N] "
+                  "[-f newline|length|websocket]\n");
   return 2;
 }

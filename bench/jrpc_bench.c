@@ -31,9 +31,10 @@ static double us(const bench_hist_t *h, double q) {
 }
 
 static const char *framing_name(bench_framing_t f) {
-  return f == FRAMING_LENGTH ? "length"
-         : f == FRAMING_HTTP ? "http"
-                             : "newline";
+  return f == FRAMING_LENGTH      ? "length"
+         : f == FRAMING_HTTP      ? "http"
+         : f == FRAMING_WEBSOCKET ? "websocket"
+                                  : "newline";
 }
 
 static void report(const bench_opts_t *o, const bench_workload_t *wl,

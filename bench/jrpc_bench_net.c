@@ -54,6 +54,7 @@ bad:
 
 int bench_addr_from_opts(bench_addr_t *a, const bench_opts_t *o) {
   memset(a, 0, sizeof(*a));
+  a->websocket = o->framing == FRAMING_WEBSOCKET;
   if (o->unix_path) {
     struct sockaddr_un *un = (struct sockaddr_un *)&a->sa;
     size_t n = strlen(o->unix_path);
@@ -73,6 +74,35 @@ int bench_addr_from_opts(bench_addr_t *a, const bench_opts_t *o) {
   return from_tcp(a, o->tcp);
 }
 
+/* The WebSocket handshake on a blocking socket: 0 once the 101 is read
+ * (the server says nothing more until it is sent frames). */
+static int ws_handshake(int fd) {
+  static const char req[] = "GET / HTTP/1.1\r\nHost: bench\r\n"
+                            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            "Sec-WebSocket-Version: 13\r\n\r\n";
+  if (write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+    return -1;
+  char head[1024];
+  size_t n = 0;
+  while (n < sizeof(head) - 1) {
+    ssize_t k = read(fd, head + n, 1); /* not a byte past the head */
+    if (k <= 0)
+      return -1;
+    n++;
+    head[n] = '\0';
+    if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
+      break;
+  }
+  if (strncmp(head, "HTTP/1.1 101 ", 13) != 0) {
+    fprintf(stderr, "jrpc-bench: the WebSocket handshake failed: %.*s\n",
+            (int)strcspn(head, "\r"), head);
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
 int bench_connect(const bench_addr_t *a) {
   int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -87,6 +117,8 @@ int bench_connect(const bench_addr_t *a) {
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
       goto fail;
   }
+  if (a->websocket && ws_handshake(fd) != 0)
+    goto fail;
   int fl = fcntl(fd, F_GETFL);
   if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
     goto fail;

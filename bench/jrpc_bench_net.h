@@ -10,6 +10,7 @@ typedef struct bench_addr {
   struct sockaddr_storage sa;
   socklen_t len;
   int is_unix;
+  int websocket;  /* -f websocket: the upgrade handshake after connecting */
   char desc[300]; /* the path or HOST:PORT, as given */
 } bench_addr_t;
 

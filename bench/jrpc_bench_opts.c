@@ -11,9 +11,11 @@ static const char usage_text[] =
     "usage: jrpc-bench (-u PATH | -t HOST:PORT) [options]\n"
     "  -u, --unix PATH          connect to a Unix socket\n"
     "  -t, --tcp HOST:PORT      connect over TCP (IPv6: [ADDR]:PORT)\n"
-    "  -f, --framing newline|length|http   (default newline; length = 4-byte\n"
-    "                           big-endian prefix; http = HTTP/1.1 POST,\n"
-    "                           keep-alive, the window pipelined)\n"
+    "  -f, --framing newline|length|http|websocket   (default newline;\n"
+    "                           length = 4-byte big-endian prefix; http =\n"
+    "                           HTTP/1.1 POST, keep-alive, the window\n"
+    "                           pipelined; websocket = the upgrade on\n"
+    "                           GET /, then a masked text frame each)\n"
     "      --http               the same as -f http\n"
     "      --http-path PATH     the path POSTed to (default /)\n"
     "  -c, --connections N      connections (default 1)\n"
@@ -198,8 +200,12 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
         o->framing = FRAMING_LENGTH;
       else if (strcmp(optarg, "http") == 0)
         o->framing = FRAMING_HTTP;
+      else if (strcmp(optarg, "websocket") == 0)
+        o->framing = FRAMING_WEBSOCKET;
       else
-        return bad("-f: expected newline, length or http, got \"%s\"", optarg);
+        return bad("-f: expected newline, length, http or websocket, got "
+                   "\"%s\"",
+                   optarg);
       break;
     case OPT_HTTP:
       o->framing = FRAMING_HTTP;

@@ -5,7 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { FRAMING_NEWLINE, FRAMING_LENGTH, FRAMING_HTTP } bench_framing_t;
+typedef enum {
+  FRAMING_NEWLINE,
+  FRAMING_LENGTH,
+  FRAMING_HTTP,
+  FRAMING_WEBSOCKET /* an http listener with websocket = yes */
+} bench_framing_t;
 
 typedef enum {
   WL_SMALL,

@@ -6,6 +6,37 @@
 int reply_next_frame(bench_framing_t framing, const char *buf, size_t len,
                      size_t *pos, size_t *scan, size_t max_frame,
                      const char **f, size_t *n) {
+  while (framing == FRAMING_WEBSOCKET) {
+    /* A server frame: unmasked; the text ones are the replies. */
+    size_t p = *pos;
+    if (len - p < 2)
+      return REPLY_NEED_MORE;
+    const unsigned char *h = (const unsigned char *)buf + p;
+    size_t want = h[1] & 0x7f, hn = 2;
+    if (want == 126) {
+      if (len - p < 4)
+        return REPLY_NEED_MORE;
+      want = (size_t)h[2] << 8 | h[3];
+      hn = 4;
+    } else if (want == 127) {
+      if (len - p < 10)
+        return REPLY_NEED_MORE;
+      want = 0;
+      for (int i = 0; i < 8; i++)
+        want = want << 8 | h[2 + i];
+      hn = 10;
+    }
+    if (want > max_frame)
+      return REPLY_TOO_BIG;
+    if (len - p - hn < want)
+      return REPLY_NEED_MORE;
+    *pos = *scan = p + hn + want;
+    if ((h[0] & 0x0f) != 1)
+      continue; /* a ping (ws_ping_ms), not a reply */
+    *f = buf + p + hn;
+    *n = want;
+    return REPLY_FRAME;
+  }
   if (framing == FRAMING_LENGTH) {
     size_t p = *pos;
     if (len - p < 4)

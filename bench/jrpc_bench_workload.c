@@ -114,6 +114,30 @@ static void frame_from(builder_t *b, size_t from, const bench_opts_t *o) {
     insert_head(b, from, hdr, 4);
     return;
   }
+  case FRAMING_WEBSOCKET: {
+    /* A masked text frame (RFC 6455, 5.3). Its key is zero, so that the
+     * ids written into the body per request stay as they are: the server
+     * unmasks every byte all the same. */
+    static const unsigned char key[4] = {0, 0, 0, 0};
+    unsigned char hdr[14];
+    size_t k = 0;
+    hdr[k++] = 0x81;
+    if (n < 126) {
+      hdr[k++] = (unsigned char)(0x80 | n);
+    } else if (n < 65536) {
+      hdr[k++] = 0x80 | 126;
+      hdr[k++] = (unsigned char)(n >> 8);
+      hdr[k++] = (unsigned char)n;
+    } else {
+      hdr[k++] = 0x80 | 127;
+      for (int i = 7; i >= 0; i--)
+        hdr[k++] = (unsigned char)((uint64_t)n >> (8 * i));
+    }
+    memcpy(hdr + k, key, 4);
+    k += 4;
+    insert_head(b, from, hdr, k);
+    return;
+  }
   case FRAMING_HTTP: {
     char head[HTTP_MAX_HEAD];
     size_t hn = http_request_head(head, sizeof(head), o->http_path,

@@ -349,7 +349,10 @@ int jrpcd_conn_review(jrpcd_conn_t *c) {
 }
 
 void jrpcd_conn_regen(jrpcd_conn_t *c) {
-  jrpcd_conn_auth_update(c);
+  if (jrpcd_conn_auth_update(c) != 0) {
+    jrpcd_conn_close(c, "its bearer token is no longer valid");
+    return;
+  }
   c->reg = NULL; /* nothing found until the new view is made */
   if (jrpcd_conn_review(c) != 0)
     jrpcd_conn_close(c, "no view of the reloaded methods");

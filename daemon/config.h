@@ -55,6 +55,8 @@ typedef struct jrpcd_listen_conf {
   int health;               /* framing = http: GET /health answers */
   int metrics;              /* framing = http: GET /metrics answers */
   char *tokens_file; /* framing = http: bearer tokens (tokens.h); NULL: none */
+  int websocket;     /* framing = http: the upgrade to WebSocket answered */
+  char **origins;    /* framing = http: browser origins allowed; NULL: none */
   /* tcp with TLS: intermediate CAs a client chain may have; handshakes in
    * progress at once (more are closed at accept). */
   uint32_t verify_depth;
@@ -110,6 +112,7 @@ typedef struct jrpcd_config {
                                         0 = no limit */
   uint32_t peer_prefix_v6;           /* IPv6: bits that name one peer */
   uint32_t idle_timeout_ms;          /* 0 = never */
+  uint32_t ws_ping_ms;       /* websocket keepalive ping interval; 0 = none */
   uint32_t frame_timeout_ms; /* a frame must be whole this long after its
                                 first byte; 0 = never */
   uint32_t shutdown_timeout_ms;

@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "jrpc/jrpc.h"
 
 #define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
@@ -108,6 +109,31 @@ static int access_log_usable(const char *value, char *why, size_t whylen) {
              dir, strerror(errno));
   free(copy);
   return rc ? -1 : 0;
+}
+
+/* One word of `origins`: an origin as browsers send it (RFC 6454),
+ * scheme://host[:port], nothing after. "null" (file:// pages, sandboxed
+ * frames, redirects) is refused: any site can send it from a sandboxed
+ * frame, so allowing it would allow every site. */
+static int origin_parses(const char *value, char *why, size_t whylen) {
+  size_t n = strlen(value);
+  const char *host = strncmp(value, "http://", 7) == 0    ? value + 7
+                     : strncmp(value, "https://", 8) == 0 ? value + 8
+                                                          : NULL;
+  if (strcmp(value, "null") == 0) {
+    snprintf(why, whylen,
+             "\"null\" cannot be allowed: any site sends it from a "
+             "sandboxed frame (serve the page over http(s) instead)");
+    return -1;
+  }
+  if (!host || !*host || strpbrk(host, "/?#*") || n > JRPC__HTTP_ORIGIN_MAX) {
+    snprintf(why, whylen,
+             "\"%s\" is not an origin: scheme://host[:port] (http or https, "
+             "no path, at most %d bytes)",
+             value, JRPC__HTTP_ORIGIN_MAX);
+    return -1;
+  }
+  return 0;
 }
 
 /* One word of `peers`: a principal (access.h), names resolved now. */
@@ -238,6 +264,10 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"frame_timeout_ms", SERVER(frame_timeout_ms), UINT(0, UINT32_MAX),
      .def = "10000", .restart = 1,
      .doc = "ms a frame may take to arrive whole (-32009 beyond); 0 = never"},
+    {"ws_ping_ms", SERVER(ws_ping_ms), UINT(0, UINT32_MAX), .def = "30000",
+     .restart = 1,
+     .doc = "websocket: a ping after this many ms without a word from the "
+            "client, closed (1001) if unanswered as long; 0 = never"},
     {"call_timeout_ms", SERVER(call_timeout_ms), UINT(0, UINT32_MAX),
      .def = "30000",
      .doc = "ms a deferred call may take (-32004 beyond); 0 = never"},
@@ -341,6 +371,16 @@ const jrpcd_key_t jrpcd_keys[] = {
      .doc = "framing = http: every request but GET /health needs "
             "Authorization: Bearer with a token of this file (NAME "
             "sha256:HEX lines); none when unset"},
+    {"websocket", LISTEN(websocket), .type = JRPCD_KEY_BOOL, .def = "no",
+     .http_only = 1, .restart = 1,
+     .doc = "framing = http: GET with Upgrade: websocket switches the "
+            "connection to WebSocket (RFC 6455)"},
+    {"origins", LISTEN(origins), .type = JRPCD_KEY_LIST, .min = 1,
+     .what = "the origins allowed", .http_only = 1, .restart = 1,
+     .check = origin_parses,
+     .doc = "framing = http: the browser origins (scheme://host[:port]) "
+            "that may POST cross-origin or open a WebSocket; none when "
+            "unset"},
 
     /* [plugin NAME]: its other keys go to the plugin. */
     {"path", PLUGIN(path), .type = JRPCD_KEY_STRING, .min = 1,

@@ -217,7 +217,8 @@ feed_by(jrpcd_conn_t *c, size_t n, int eof, feed_fn fn) {
      * later frames are still being worked on. */
     if (c->tr->send_early)
       c->tr->send_early(c);
-    rc = fn(&c->st, 0, eof);
+    /* Through the row: an upgrade may have switched the framing. */
+    rc = c->st.fx->feed(&c->st, 0, eof);
   }
   c->feeding = 0;
   e->reg = outer;
@@ -416,6 +417,7 @@ static void conn_start(jrpcd_conn_t *c) {
    * connection), then whether its requests must bring a token. */
   jrpc__framing_conf_t fc = {.max_head = w->srv->conf.max_header_bytes,
                              .routes = l->http_routes,
+                             .websocket = l->websocket,
                              .host = &jrpcd_http_host,
                              .host_arg = c};
   if (c->st.fx->init && c->st.fx->init(&c->st, &fc) != 0) {
@@ -614,6 +616,29 @@ static void frame_expired(jrpcd_conn_t *c, uint64_t frame_ms) {
   jrpcd_conn_flush(c);
 }
 
+/* The framing's keepalive (websocket's ping): 1 when c was closed or is
+ * closing. */
+static int keepalive(jrpcd_conn_t *c, uint64_t now) {
+  int rc = c->st.fx->keepalive(&c->st, now, c->w->srv->conf.ws_ping_ms);
+  if (rc == 0)
+    return 0;
+  if (rc == JRPC__ECLOSE) {
+    char pt[96];
+    jrpcd_info("connection %llu from %s: no answer to a keepalive ping in "
+               "%llu ms; closing it",
+               (unsigned long long)c->id,
+               jrpcd_conn_peer_text(c, pt, sizeof(pt)),
+               (unsigned long long)c->w->srv->conf.ws_ping_ms);
+    stop_reading(c);
+    c->finishing = 1;
+  } else if (rc != 1) {
+    jrpcd_conn_close(c, NULL);
+    return 1;
+  }
+  jrpcd_conn_flush(c);
+  return rc != 1;
+}
+
 void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
                       uint64_t frame_ms) {
   if (c->closed)
@@ -630,6 +655,8 @@ void jrpcd_conn_sweep(jrpcd_conn_t *c, uint64_t now, uint64_t idle_ms,
       return;
     }
   }
+  if (c->st.fx->keepalive && keepalive(c, now))
+    return;
   /* A subscriber waits for the server: it is not idle. */
   int subscribed = c->st.sink.push && c->st.sink.push->nsubs;
   if (!idle_ms || pending_calls(c) || subscribed ||

@@ -16,6 +16,7 @@
 #include "conn_auth.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "admit.h"
 #include "http.h"
@@ -26,10 +27,15 @@ static const jrpcd_tokens_t *tokens_of(const jrpcd_conn_t *c) {
   return jrpcd_gen_tokens(c->w->gen, c->l->name);
 }
 
-void jrpcd_conn_auth_update(jrpcd_conn_t *c) {
-  if (c->st.http)
+int jrpcd_conn_auth_update(jrpcd_conn_t *c) {
+  if (c->st.http) {
     jrpc__http_set_auth(c->st.http,
                         c->l->framing == JRPC_FRAMING_HTTP && tokens_of(c));
+    return 0;
+  }
+  /* A WebSocket brought its token once, at the upgrade: one that a reload
+   * removed ends it, as it would refuse its next POST. */
+  return c->token_set && tokens_of(c) && !jrpcd_conn_token(c) ? -1 : 0;
 }
 
 const char *jrpcd_conn_token(const jrpcd_conn_t *c) {
@@ -38,14 +44,24 @@ const char *jrpcd_conn_token(const jrpcd_conn_t *c) {
   return e ? e->name : NULL;
 }
 
-static void refused(jrpcd_conn_t *c, const char *why) {
+static void refused(jrpcd_conn_t *c, const char *status, const char *why) {
   JRPC__STAT_INC(c->w->auth_fail);
   char pt[96];
   uint64_t n = jrpcd_conn_log_due(c, &c->w->auth_log, pt, sizeof(pt));
   if (n)
-    jrpcd_warn("%s: %s: 401 Unauthorized, %s (%llu refused since the last "
-               "such line)",
-               c->l->desc, pt, why, (unsigned long long)n);
+    jrpcd_warn("%s: %s: %s, %s (%llu refused since the last such line)",
+               c->l->desc, pt, status, why, (unsigned long long)n);
+}
+
+/* Every browser request of the listener (POST, the CORS preflight, the
+ * WebSocket upgrade) is judged here and only here, by http.c's head. */
+const char *jrpcd_conn_origin(void *arg, const char *origin, size_t n) {
+  jrpcd_conn_t *c = arg; /* the HTTP host's arg is the connection */
+  for (char **o = c->l->origins; o && *o; o++)
+    if (strlen(*o) == n && strncasecmp(*o, origin, n) == 0)
+      return *o + n + 1; /* its reply lines, after its NUL */
+  refused(c, "403 Forbidden", "an Origin the listener does not allow");
+  return NULL;
 }
 
 int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
@@ -74,7 +90,7 @@ int jrpcd_conn_authorize(void *arg, jrpc__stream_t *s, const char *cred,
     }
   }
   if (!e) {
-    refused(c, *why);
+    refused(c, "401 Unauthorized", *why);
     return 401;
   }
   if (c->token_set)

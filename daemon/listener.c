@@ -257,6 +257,31 @@ static void conf_desc(const jrpcd_listen_conf_t *c, char *out, size_t n) {
     snprintf(out, n, "tcp:%s:%u", c->host, c->port);
 }
 
+/* Each origin, then (after its NUL) the lines its replies carry; the
+ * daemon stops at start-up when memory is short, so a NULL here is none. */
+static char **origins_of(char *const *v) {
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  char **o = n ? calloc(n + 1, sizeof(*o)) : NULL;
+  for (size_t i = 0; o && i < n; i++) {
+    static const char fmt[] = "%s%cAccess-Control-Allow-Origin: %s\r\n"
+                              "Vary: Origin\r\n";
+    size_t len = 2 * strlen(v[i]) + sizeof(fmt) + 1;
+    if ((o[i] = malloc(len)))
+      snprintf(o[i], len, fmt, v[i], 0, v[i]);
+    else
+      return o; /* the ones so far */
+  }
+  return o;
+}
+
+static void origins_free(char **o) {
+  for (size_t i = 0; o && o[i]; i++)
+    free(o[i]);
+  free(o);
+}
+
 static void init_common(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c) {
   memset(l, 0, sizeof(*l));
   l->fd = -1;
@@ -264,6 +289,8 @@ static void init_common(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c) {
   l->framing = c->framing;
   l->http_routes = (uint8_t)((c->health ? JRPC__HTTP_ROUTE_HEALTH : 0) |
                              (c->metrics ? JRPC__HTTP_ROUTE_METRICS : 0));
+  l->websocket = (uint8_t)c->websocket;
+  l->origins = origins_of(c->origins);
   l->stats = c->stats;
   l->tls = c->tls_cert != NULL;
   l->is_unix = c->kind == JRPCD_LISTEN_UNIX;
@@ -283,6 +310,7 @@ int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
       close(l->fd);
     free(l->path);
     free(l->name);
+    origins_free(l->origins);
     memset(l, 0, sizeof(*l));
     l->fd = -1;
   }
@@ -405,6 +433,7 @@ void jrpcd_listener_close(jrpcd_listener_t *l) {
   }
   free(l->path);
   free(l->name);
+  origins_free(l->origins);
   memset(l, 0, sizeof(*l));
   l->fd = -1;
 }

@@ -21,9 +21,14 @@ typedef struct jrpcd_listener {
   jrpc__framing_t framing;
   int stats;           /* JRPCD_STATS_*: rpc.stats answers unless off */
   uint8_t http_routes; /* framing = http: JRPC__HTTP_ROUTE_* answered */
-  int tls;             /* TLS as started (the generation holds the context) */
-  int passed;          /* handed over by the service manager (activation.h) */
-  char desc[160];      /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
+  uint8_t websocket;   /* framing = http: the upgrade to WebSocket answered */
+  /* framing = http: the origins allowed (origins), each with the header
+   * lines of its replies after its NUL ("Access-Control-Allow-Origin: ...");
+   * NULL-terminated, or NULL: none. */
+  char **origins;
+  int tls;        /* TLS as started (the generation holds the context) */
+  int passed;     /* handed over by the service manager (activation.h) */
+  char desc[160]; /* "unix:/run/jrpcd.sock" or "tcp:[::1]:7400" */
   /* TLS handshakes in progress on it, all workers (max_handshakes). */
   atomic_uint handshakes;
 } jrpcd_listener_t;

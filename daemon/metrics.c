@@ -307,5 +307,5 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   return o->oom ? JRPC_ENOMEM : 0;
 }
 
-const jrpc__http_host_t jrpcd_http_host = {healthy, metrics,
-                                           jrpcd_conn_authorize};
+const jrpc__http_host_t jrpcd_http_host = {
+    healthy, metrics, jrpcd_conn_authorize, jrpcd_conn_origin};

@@ -303,10 +303,11 @@ static void on_deadline(uv_timer_t *t) {
 
 static void on_tick(uv_timer_t *t);
 
-static uint64_t sweep_every(uint64_t idle_ms, uint64_t frame_ms) {
+static uint64_t sweep_every(uint64_t idle_ms, uint64_t frame_ms,
+                            uint64_t ping_ms) {
   uint64_t every = 0;
-  for (int i = 0; i < 2; i++) {
-    uint64_t ms = i ? frame_ms : idle_ms;
+  for (int i = 0; i < 3; i++) {
+    uint64_t ms = i == 2 ? ping_ms : i ? frame_ms : idle_ms;
     uint64_t e = ms ? (ms / 4 < 1000 ? ms / 4 + 1 : 1000) : 0;
     if (e && (!every || e < every))
       every = e;
@@ -511,7 +512,8 @@ int jrpcd_worker_start(jrpcd_worker_t *w, jrpcd_server_t *srv, unsigned index,
   /* The sweep runs often enough to close a connection within a quarter
    * of its timeout (a second at most) after it passed. */
   uint64_t every =
-      sweep_every(srv->conf.idle_timeout_ms, srv->conf.frame_timeout_ms);
+      sweep_every(srv->conf.idle_timeout_ms, srv->conf.frame_timeout_ms,
+                  srv->conf.ws_ping_ms);
   if (every)
     uv_timer_start(&w->tick, on_tick, every, every);
   if (jrpcd_accept_start(w, err, errlen) != 0) {

@@ -30,6 +30,10 @@ typedef enum jrpc__framing {
    * like newline frames here, the head put before them by http.c. */
   JRPC_FRAMING_HTTP = 2,
   JRPC_FRAMING_CONTENT_LENGTH = 3,
+  /* Entered from http by the upgrade handshake (ws.h), never configured
+   * as a listener's framing: replies written like newline frames, their
+   * header put in front by ws.c. */
+  JRPC_FRAMING_WEBSOCKET = 4,
   JRPC__FRAMINGS /* how many: the rows of framing.c's table */
 } jrpc__framing_t;
 

@@ -23,6 +23,7 @@ struct jrpc__http_host;
 typedef struct jrpc__framing_conf {
   uint32_t max_head;
   uint8_t routes;
+  uint8_t websocket; /* http: the upgrade to websocket is answered */
   const struct jrpc__http_host *host;
   void *host_arg;
 } jrpc__framing_conf_t;
@@ -48,11 +49,23 @@ typedef struct jrpc__framing_ops {
   int (*timeout)(struct jrpc__stream *s, uint32_t timeout_ms, uint64_t got);
   /* What init made, before jrpc__stream_free. NULL: nothing. */
   void (*free)(struct jrpc__stream *s);
+  /* Called by the host every so often with its clock: a keepalive ping
+   * after ping_ms without a word from the peer, and the end of a peer
+   * that leaves one unanswered as long. 0, 1 (output to send),
+   * JRPC__ECLOSE (flush, then close) or JRPC_ENOMEM. NULL: none. */
+  int (*keepalive)(struct jrpc__stream *s, uint64_t now_ms, uint32_t ping_ms);
   /* Replies go out in request order: while one waits for deferred calls,
    * nothing behind it is read. */
   uint8_t in_order;
 } jrpc__framing_ops_t;
 
 extern const jrpc__framing_ops_t jrpc__framings[JRPC__FRAMINGS];
+
+/* The stream goes on in another framing (http's upgrade to websocket):
+ * the old row's state is freed, the new row's made with conf, and the
+ * sink delivers the new way. What is buffered stays, for the new row's
+ * feed. 0 or JRPC_ENOMEM. */
+int jrpc__stream_switch(struct jrpc__stream *s, jrpc__framing_t to,
+                        const jrpc__framing_conf_t *conf);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "request.h"
+#include "ws.h"
 
 /* Content-Length is written before the body is, as spaces that the
  * figure replaces once the body is complete: leading white space of a
@@ -14,7 +15,20 @@
  * reply (a reply frame is below 4 GiB, dispatch.c). */
 #define CL_WIDTH 10
 
-enum { FIELD_NONE = 0, FIELD_OTHER, FIELD_CTYPE, FIELD_EXPECT, FIELD_AUTH };
+/* answer()'s word for: the stream is websocket now (upgrade). */
+#define UPGRADED (-5100)
+
+enum {
+  FIELD_NONE = 0,
+  FIELD_OTHER,
+  FIELD_CTYPE,
+  FIELD_EXPECT,
+  FIELD_AUTH,
+  FIELD_ORIGIN,
+  FIELD_UPGRADE,
+  FIELD_WS_KEY,
+  FIELD_WS_VERSION
+};
 
 /* The head written before a reply's body, to be completed by head_end. */
 typedef struct head {
@@ -53,6 +67,16 @@ static void end_header(jrpc__http_t *h) {
   } else if (h->field == FIELD_EXPECT) {
     h->expect =
         h->value_n == 12 && strncasecmp(h->value, "100-continue", 12) == 0;
+  } else if (h->field == FIELD_UPGRADE) {
+    h->ws_asked = h->value_n == 9 && strncasecmp(h->value, "websocket", 9) == 0;
+  } else if (h->field == FIELD_WS_VERSION) {
+    h->ws_version13 = h->value_n == 2 && memcmp(h->value, "13", 2) == 0;
+  } else if (h->field == FIELD_WS_KEY) {
+    h->ws_key_n = 0;
+    if (h->value_n == sizeof(h->ws_key)) {
+      memcpy(h->ws_key, h->value, sizeof(h->ws_key));
+      h->ws_key_n = sizeof(h->ws_key);
+    }
   }
   h->field = FIELD_NONE;
 }
@@ -71,7 +95,7 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
     end_header(h); /* the previous header's value is complete */
   if (h->field_n == 0xff)
     h->field_n = 0; /* a new name begins */
-  /* Kept as sent (up to its 16 first bytes): its length alone rules out
+  /* Kept as sent (up to its 24 first bytes): its length alone rules out
    * most names, so case is folded only when it is compared. */
   size_t room = sizeof(h->field_name) - h->field_n;
   size_t k = len < room ? len : room;
@@ -112,6 +136,19 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
       h->clen_at = (uint32_t)(at - (h->s->buf + h->s->rd));
     } else if (n == 6 && strncasecmp(h->field_name, "expect", 6) == 0) {
       h->field = FIELD_EXPECT;
+    } else if (n == 6 && strncasecmp(h->field_name, "origin", 6) == 0) {
+      /* Read in place when judged, as Authorization is. */
+      h->field = FIELD_ORIGIN;
+      if (h->origin_seen++ == 0)
+        h->origin_at = (uint32_t)(at - (h->s->buf + h->s->rd));
+    } else if (n == 7 && strncasecmp(h->field_name, "upgrade", 7) == 0) {
+      h->field = FIELD_UPGRADE;
+    } else if (n == 17 &&
+               strncasecmp(h->field_name, "sec-websocket-key", 17) == 0) {
+      h->field = FIELD_WS_KEY;
+    } else if (n == 21 &&
+               strncasecmp(h->field_name, "sec-websocket-version", 21) == 0) {
+      h->field = FIELD_WS_VERSION;
     } else if (h->auth && n == 13 &&
                strncasecmp(h->field_name, "authorization", 13) == 0) {
       /* Where the value is: the head stays in the buffer until judged, and
@@ -126,6 +163,9 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
   if (h->field == FIELD_AUTH) {
     if (h->auth_seen == 1)
       h->auth_n += (uint32_t)len; /* the first one, piece by piece */
+  } else if (h->field == FIELD_ORIGIN) {
+    if (h->origin_seen == 1)
+      h->origin_n += (uint32_t)len;
   } else if (h->field != FIELD_OTHER) {
     for (size_t i = 0; i < len && h->value_n <= sizeof(h->value);
          i++, h->value_n++)
@@ -156,6 +196,25 @@ static int on_headers_complete(http_parser *p) {
   return 0;
 }
 
+/* A websocket handshake (RFC 6455, 4.2.1): 0 if it is good, else the
+ * status that refuses it, with why. */
+static int ws_judge(jrpc__http_t *h) {
+  const http_parser *p = &h->p;
+  if (!h->websocket)
+    h->why = "websocket is not enabled on this listener";
+  else if (p->http_major != 1 || p->http_minor < 1)
+    h->why = "a websocket handshake needs HTTP/1.1";
+  else if (!p->upgrade)
+    h->why = "a websocket handshake needs Connection: Upgrade";
+  else if (!h->ws_version13)
+    return 426; /* with Sec-WebSocket-Version: 13 */
+  else if (!jrpc__ws_key_valid(h->ws_key, h->ws_key_n))
+    h->why = "Sec-WebSocket-Key must be 16 bytes in base64";
+  else
+    return 0;
+  return 400;
+}
+
 /* What the head asks for: 0 to go on, or the status that ends it. */
 static int judge_head(jrpc__http_t *h) {
   http_parser *p = &h->p;
@@ -171,6 +230,30 @@ static int judge_head(jrpc__http_t *h) {
     h->route = JRPC__HTTP_ROUTE_HEALTH;
   else if ((h->routes & JRPC__HTTP_ROUTE_METRICS) && path_is(h, "/metrics"))
     h->route = JRPC__HTTP_ROUTE_METRICS;
+  /* A browser's request (it names its page's origin): only from the
+   * origins the listener allows, or a page anywhere could call here with
+   * its visitor's network position (cross-site request forgery, and for
+   * a websocket, cross-site hijacking). Clients that are no browsers send
+   * no Origin and are not asked. */
+  if (h->origin_seen && !h->route) {
+    const char *o = h->s->buf + h->s->rd + h->origin_at;
+    h->cors = h->origin_seen == 1 && h->origin_at < h->head_len && h->host &&
+                      h->host->origin
+                  ? h->host->origin(h->host_arg, o, h->origin_n)
+                  : NULL;
+    if (!h->cors) {
+      h->why = "this Origin is not allowed (origins)";
+      h->status = 403;
+      return 0;
+    }
+  }
+  /* A CORS preflight carries no credentials (browsers send none with
+   * it), and says nothing of what is served: answered before the token
+   * (preflight_reply: 403 unless its Origin is allowed). */
+  if (!h->route && p->method == HTTP_OPTIONS) {
+    h->route = JRPC__HTTP_ROUTE_PREFLIGHT;
+    return 0;
+  }
   /* Before anything else about the request: a client without a token
    * learns nothing of what the listener serves, and no body is read for
    * it. /health stays open to balancers. */
@@ -184,6 +267,12 @@ static int judge_head(jrpc__http_t *h) {
                               &h->why);
     if (st)
       return st;
+  }
+  if (h->ws_asked && !h->route && p->method == HTTP_GET) {
+    h->status = ws_judge(h);
+    if (!h->status)
+      h->route = JRPC__HTTP_ROUTE_UPGRADE;
+    return 0;
   }
   /* Balancers' and uptime checkers' probes are often HEADs. */
   int route_method = p->method == HTTP_GET || p->method == HTTP_HEAD;
@@ -290,6 +379,7 @@ int jrpc__http_open(jrpc__stream_t *s, const jrpc__framing_conf_t *conf) {
     return JRPC_ENOMEM;
   jrpc__http_init(h, s, conf->max_head, conf->routes, conf->host,
                   conf->host_arg);
+  h->websocket = conf->websocket;
   return 0;
 }
 
@@ -306,6 +396,8 @@ void jrpc__http_close(jrpc__stream_t *s) {
 
 static const char *reason(int status) {
   switch (status) {
+  case 101:
+    return "Switching Protocols";
   case 200:
     return "OK";
   case 204:
@@ -314,6 +406,8 @@ static const char *reason(int status) {
     return "Bad Request";
   case 401:
     return "Unauthorized";
+  case 403:
+    return "Forbidden";
   case 405:
     return "Method Not Allowed";
   case 408:
@@ -322,6 +416,8 @@ static const char *reason(int status) {
     return "Content Too Large";
   case 415:
     return "Unsupported Media Type";
+  case 426:
+    return "Upgrade Required";
   case 431:
     return "Request Header Fields Too Large";
   case 503:
@@ -366,13 +462,15 @@ static int head_begin(jrpc__http_t *h, jrpc__outbuf_t *o, head_t *hd,
   if (clen) {
     fixed = head_clen;
     n = sizeof(head_clen) - 1;
-  } else if (status == 200 && type == json_type && !*conn && !extra) {
+  } else if (status == 200 && type == json_type && !*conn && !extra &&
+             !h->cors) {
     fixed = head_200_json;
     n = sizeof(head_200_json) - 1;
   }
-  char buf[256];
+  char buf[512];
   if (!fixed) {
-    /* Every part is short and known here: 256 bytes hold them all. */
+    /* Every part is short and known here: 512 bytes hold them all (an
+     * origin is at most JRPC__HTTP_ORIGIN_MAX bytes). */
     const char *why = reason(status);
     char *d = CAT(buf, "HTTP/1.1 ");
     *d++ = (char)('0' + status / 100);
@@ -389,6 +487,8 @@ static int head_begin(jrpc__http_t *h, jrpc__outbuf_t *o, head_t *hd,
     d = cat(d, conn, strlen(conn));
     if (extra)
       d = cat(d, extra, strlen(extra));
+    if (h->cors)
+      d = cat(d, h->cors, strlen(h->cors));
     d = type ? CAT(d, LEN_FIELD LEN_ROOM) : CAT(d, "\r\n");
     fixed = buf;
     n = (size_t)(d - buf);
@@ -442,6 +542,8 @@ static int status_reply(jrpc__http_t *h, int status) {
     allow = h->route ? "Allow: GET, HEAD\r\n" : "Allow: POST\r\n";
   else if (status == 401)
     allow = "WWW-Authenticate: Bearer\r\n";
+  else if (status == 426)
+    allow = "Sec-WebSocket-Version: 13\r\n";
   int rc = head_begin(h, o, &hd, status, json_type, allow);
   if (rc)
     return rc;
@@ -466,8 +568,10 @@ static int status_reply(jrpc__http_t *h, int status) {
   } else if (status == 405) {
     msg = h->route ? "Method Not Allowed: GET or HEAD only"
                    : "Method Not Allowed: POST JSON-RPC requests";
-  } else if (status == 401) {
+  } else if (status == 401 || status == 403) {
     code = JRPC_ACCESS_DENIED;
+  } else if (status == 426) {
+    msg = "websocket version 13 only";
   }
   if (h->why && n == 0)
     n = snprintf(data, sizeof(data), "\"%s\"", h->why);
@@ -505,11 +609,52 @@ static int fatal(jrpc__http_t *h, int status) {
   return rc ? rc : JRPC__ECLOSE;
 }
 
+/* A CORS preflight: allowed (its origin's lines, what may be asked) or
+ * refused (403, without the lines: the browser then sends nothing). */
+static int preflight_reply(jrpc__http_t *h) {
+  jrpc__outbuf_t *o = &h->s->out;
+  head_t hd;
+  if (!h->cors) {
+    if (!h->origin_seen)
+      h->why = "a preflight names an Origin";
+    return status_reply(h, 403);
+  }
+  static const char asks[] =
+      "Access-Control-Allow-Methods: POST, GET, OPTIONS\r\n"
+      "Access-Control-Allow-Headers: Content-Type, Authorization\r\n"
+      "Access-Control-Max-Age: 600\r\n";
+  return head_begin(h, o, &hd, 204, NULL, asks);
+}
+
+/* The websocket handshake's answer; the stream switches after it. */
+static int upgrade_reply(jrpc__http_t *h) {
+  char accept[JRPC__WS_ACCEPT_LEN + 3];
+  jrpc__ws_accept(h->ws_key, h->ws_key_n, accept);
+  memcpy(accept + JRPC__WS_ACCEPT_LEN, "\r\n", 3);
+  jrpc__outbuf_t *o = &h->s->out;
+  static const char head[] = "HTTP/1.1 101 Switching Protocols\r\n"
+                             "Upgrade: websocket\r\n"
+                             "Connection: Upgrade\r\n"
+                             "Sec-WebSocket-Accept: ";
+  jrpc__out_put(o, head, sizeof(head) - 1);
+  jrpc__out_put(o, accept, JRPC__WS_ACCEPT_LEN + 2);
+  if (h->cors)
+    jrpc__out_put(o, h->cors, strlen(h->cors));
+  jrpc__out_put(o, "\r\n", 2);
+  return o->oom ? JRPC_ENOMEM : 0;
+}
+
 /* /health's and /metrics' reply; to HEAD, the head GET gets, with the
  * Content-Length of GET's body, and not the body (RFC 9110 9.3.2). */
 static int route_reply(jrpc__http_t *h) {
   jrpc__outbuf_t *o = &h->s->out;
   head_t hd;
+  if (h->route == JRPC__HTTP_ROUTE_PREFLIGHT)
+    return preflight_reply(h);
+  if (h->route == JRPC__HTTP_ROUTE_UPGRADE) {
+    int rc = upgrade_reply(h);
+    return rc ? rc : UPGRADED;
+  }
   int health = h->route == JRPC__HTTP_ROUTE_HEALTH;
   int up =
       !health || !h->host || !h->host->healthy || h->host->healthy(h->host_arg);
@@ -647,10 +792,10 @@ static void memo_record(jrpc__http_t *h) {
   const char *b = h->s->buf + h->s->rd;
   h->memo_len = 0;
   /* With auth, every head goes to the host, so none is skipped. */
-  if (h->auth || h->status || h->route || h->expect || h->close_after ||
-      p->upgrade || p->method != HTTP_POST || (p->flags & F_CHUNKED) ||
-      !(p->flags & F_CONTENTLENGTH) || h->head_len > JRPC__HTTP_MEMO_MAX ||
-      h->clen_at >= h->head_len)
+  if (h->auth || h->origin_seen || h->status || h->route || h->expect ||
+      h->close_after || p->upgrade || p->method != HTTP_POST ||
+      (p->flags & F_CHUNKED) || !(p->flags & F_CONTENTLENGTH) ||
+      h->head_len > JRPC__HTTP_MEMO_MAX || h->clen_at >= h->head_len)
     return;
   size_t k = 0;
   while (h->clen_at + k < h->head_len && is_digit(b[h->clen_at + k]))
@@ -728,6 +873,10 @@ static int parse_more(jrpc__http_t *h, int *whole) {
     h->auth_seen = 0;
     h->auth_n = 0;
     h->why = NULL;
+    h->origin_seen = 0;
+    h->origin_n = 0;
+    h->cors = NULL;
+    h->ws_asked = h->ws_version13 = h->ws_key_n = 0;
   }
   if (h->fresh && s->fr.kind == JRPC_FRAMING_CONTENT_LENGTH) {
     /* The header block of LSP is an HTTP request's without the request
@@ -783,13 +932,29 @@ static int parse_more(jrpc__http_t *h, int *whole) {
   return 0;
 }
 
+/* After the 101: the stream goes on as websocket (the http state goes),
+ * and what the client sent behind its handshake is read as frames. */
+static int upgrade(jrpc__http_t *h) {
+  jrpc__stream_t *s = h->s;
+  jrpc__framing_conf_t conf = {.max_head = h->max_head,
+                               .routes = h->routes,
+                               .websocket = h->websocket,
+                               .host = h->host,
+                               .host_arg = h->host_arg};
+  s->need = 0;
+  if (jrpc__stream_switch(s, JRPC_FRAMING_WEBSOCKET, &conf) != 0)
+    return JRPC_ENOMEM;
+  return UPGRADED;
+}
+
 /* A whole message: its reply, and the next one may begin. */
 static int answer(jrpc__http_t *h) {
   jrpc__stream_t *s = h->s;
   int rc;
   int http = s->fr.kind == JRPC_FRAMING_HTTP;
   if (http) {
-    h->close_after = !http_should_keep_alive(&h->p) || h->p.upgrade;
+    h->close_after = !http_should_keep_alive(&h->p) ||
+                     (h->p.upgrade && h->route != JRPC__HTTP_ROUTE_UPGRADE);
     h->http10 = h->p.http_major == 1 && h->p.http_minor == 0;
   }
   if (h->status)
@@ -801,6 +966,8 @@ static int answer(jrpc__http_t *h) {
   if (!h->memo_hit)
     memo_record(h);
   s->rd += h->parsed;
+  if (JRPC__UNLIKELY(rc == UPGRADED))
+    return upgrade(h);
   s->need = 0;
   message_reset(h);
   http_parser_pause(&h->p, 0);
@@ -852,6 +1019,8 @@ int jrpc__http_feed(jrpc__stream_t *s, size_t n, int eof) {
     s->nframes++;
     rc = answer(h);
     frames++;
+    if (rc == UPGRADED)
+      return s->fx->feed(s, 0, eof); /* h is gone */
     if (rc)
       break;
   }

@@ -47,7 +47,15 @@
 enum {
   JRPC__HTTP_ROUTE_HEALTH = 1,
   JRPC__HTTP_ROUTE_METRICS = 2,
+  /* Not GET routes of the host's but answered the same way, by http.c:
+   * a CORS preflight, and a websocket handshake found good. */
+  JRPC__HTTP_ROUTE_PREFLIGHT = 4,
+  JRPC__HTTP_ROUTE_UPGRADE = 8,
 };
+
+/* The longest Origin a listener may allow (jrpcd.conf's origins): its
+ * reply lines fit head_begin's buffer. */
+#define JRPC__HTTP_ORIGIN_MAX 200
 
 /* The longest head kept by the memo: most clients' are 100-250 bytes. */
 #define JRPC__HTTP_MEMO_MAX 256
@@ -64,6 +72,11 @@ typedef struct jrpc__http_host {
    * client, and the connection closes. */
   int (*authorize)(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
                    const char **why);
+  /* A request with an Origin header (a browser's, cross-origin: jrpcd
+   * serves no pages): the header lines its replies carry when the origin
+   * is one the listener allows (Access-Control-Allow-Origin, Vary), or
+   * NULL, and the request is refused with 403. NULL: none is allowed. */
+  const char *(*origin)(void *arg, const char *origin, size_t n);
 } jrpc__http_host_t;
 
 typedef struct jrpc__http {
@@ -73,6 +86,7 @@ typedef struct jrpc__http {
   void *host_arg;
   uint32_t max_head; /* max_header_bytes */
   uint8_t routes;    /* JRPC__HTTP_ROUTE_* answered */
+  uint8_t websocket; /* GET with Upgrade: websocket switches to ws.h */
   /* The message at s->rd: bytes of it given to the parser so far, where
    * its body starts and how much of it is gathered. */
   size_t parsed;
@@ -88,11 +102,25 @@ typedef struct jrpc__http {
   uint32_t auth_at;  /* the first one's value: its offset in the head */
   uint32_t auth_n;   /* ... and its length */
   const char *why;   /* the host's reason for an error status, or NULL */
-  uint8_t bad_type;  /* a Content-Type that is not JSON */
-  uint8_t expect;    /* Expect: 100-continue */
-  uint8_t field;     /* the header being read: one of http.c's FIELD_* */
+  /* Browsers' requests: the Origin header (its value's offset and length
+   * in the head, how many were sent), and the header lines the replies
+   * carry for it (host->origin) or NULL. */
+  uint32_t origin_at;
+  uint32_t origin_n;
+  uint8_t origin_seen;
+  const char *cors;
+  /* The websocket handshake (ws.h): Upgrade: websocket was asked for,
+   * Sec-WebSocket-Version: 13 was sent, the key. A good one is answered 101
+   * (route JRPC__HTTP_ROUTE_UPGRADE), after which the stream switches. */
+  uint8_t ws_asked;
+  uint8_t ws_version13;
+  uint8_t ws_key_n;
+  char ws_key[24];
+  uint8_t bad_type; /* a Content-Type that is not JSON */
+  uint8_t expect;   /* Expect: 100-continue */
+  uint8_t field;    /* the header being read: one of http.c's FIELD_* */
   uint8_t field_n;
-  char field_name[16];
+  char field_name[24]; /* sec-websocket-version is the longest looked at */
   uint16_t value_n;
   char value[64];
   uint16_t url_n;

@@ -26,6 +26,8 @@ void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
   s->more = 0;
   s->nframes = 0;
   s->http = NULL;
+  s->ws = NULL;
+  s->kept = 0;
 }
 
 static void release_input(jrpc__stream_t *s) {

@@ -39,6 +39,10 @@ typedef struct jrpc__stream {
   int more;
   uint64_t nframes;        /* frames taken off the input so far, for timeouts */
   struct jrpc__http *http; /* the header framings' state (http.h), or NULL */
+  struct jrpc__ws *ws;     /* the websocket framing's (ws.h), or NULL */
+  /* Bytes of an incomplete frame the framing keeps out of buf (websocket:
+   * inside wslay), for the frame clock. */
+  size_t kept;
 } jrpc__stream_t;
 
 void jrpc__stream_init(jrpc__stream_t *s, jrpc__engine_t *e,
@@ -80,7 +84,7 @@ void jrpc__stream_release_input(jrpc__stream_t *s);
 
 /* Bytes buffered that do not form a complete frame yet. */
 static inline size_t jrpc__stream_partial(const jrpc__stream_t *s) {
-  return s->wr - s->rd;
+  return s->wr - s->rd + s->kept;
 }
 
 #endif

@@ -20,6 +20,7 @@ run_pkgs=(cmake make gcc pkg-config
   g++ libsimdjson-dev # the simdjson parser backend (C++)
   libuv1-dev libjsmn-dev libinih-dev # event loops, the jsmn parser, the config
   libhttp-parser-dev # framing = http and content-length (lib/http.c)
+  libwslay-dev # websocket = yes: WebSocket frames (lib/ws.c)
   libssl-dev # TLS listeners, jrpc's tls:// (JRPC_TLS)
   libjansson-dev libedit-dev) # jrpc (cli/): its JSON and line editing
 # What the tests (scripts/test.sh) and bench/ add.

@@ -118,11 +118,7 @@ CONF
   expect_in_reply "math.divide by the 0 its schema excludes" "$T/d.sock" math.divide '[1,0]' '"reason":"division by zero"'
 
   # The OpenRPC meta-schema, from npm (pinned), into this test's folder.
-  if ! (cd "$T" && timeout 120 npm install --no-audit --no-fund --silent \
-    --prefix "$T/npm" "$META_SCHEMA" "$JSON_META_SCHEMA" >"$T/npm.log" 2>&1); then
-    show "$T/npm.log"
-    die "npm could not install $META_SCHEMA"
-  fi
+  npm_install "$META_SCHEMA" "$JSON_META_SCHEMA"
   local pkg
   for pkg in open-rpc json-schema-tools; do
     (cd "$T/npm" && node -e '

@@ -325,6 +325,17 @@ conf_plugins() {
   done
 }
 
+# npm_install PKG@VERSION...: pinned npm packages into $T/npm (for node's
+# NODE_PATH=$T/npm/node_modules), their log in $T/npm.log; dies when npm
+# cannot install them.
+npm_install() {
+  if ! (cd "$T" && timeout 120 npm install --no-audit --no-fund --silent \
+    --prefix "$T/npm" "$@" >"$T/npm.log" 2>&1); then
+    show "$T/npm.log"
+    die "npm could not install $*"
+  fi
+}
+
 # A TCP port nobody listens on now (IPv4 and IPv6 loopback alike).
 free_port() {
   local p

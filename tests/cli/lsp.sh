@@ -67,11 +67,7 @@ tcp = 127.0.0.1:$port
 framing = content-length
 $(conf_plugins math echo sleep)
 CONF
-  if ! (cd "$T" && timeout 120 npm install --no-audit --no-fund --silent \
-    --prefix "$T/npm" "$VSCODE_JSONRPC" >"$T/npm.log" 2>&1); then
-    show "$T/npm.log"
-    die "npm could not install $VSCODE_JSONRPC"
-  fi
+  npm_install "$VSCODE_JSONRPC"
   write_client
   start_daemon lsp "$T/lsp.conf" "$T/lsp.sock"
   got=$(cd "$T" && NODE_PATH="$T/npm/node_modules" timeout 30 node client.js unix "$T/lsp.sock" 2>&1) || true

@@ -139,6 +139,15 @@ size_t fz_unframe(int framing, const char *buf, size_t n, const char ***fp,
  * consumes them. */
 char *fz_out_take(jrpc__outbuf_t *o, size_t *n);
 
+/* A run's output, gathered read by read. */
+typedef struct fz_bytes {
+  char *p; /* NUL-terminated; NULL until something came */
+  size_t n;
+} fz_bytes_t;
+
+/* Appends o's pending bytes to b and consumes them. */
+void fz_out_gather(jrpc__outbuf_t *o, fz_bytes_t *b);
+
 /* Printable excerpt for messages: at most 300 bytes, escaped. */
 const char *fz_show(const char *s, size_t n);
 

@@ -184,7 +184,7 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
   (void)arg;
   return jrpc__out_put(o, "m 1\n", 4);
 }
-static const jrpc__http_host_t host = {healthy, metrics, NULL};
+static const jrpc__http_host_t host = {healthy, metrics, NULL, NULL};
 
 /* The output's bytes, checked as they come: a denied method's schema
  * never shows. */

@@ -684,6 +684,17 @@ size_t fz_unframe(int framing, const char *buf, size_t n, const char ***fp,
   return k;
 }
 
+void fz_out_gather(jrpc__outbuf_t *o, fz_bytes_t *b) {
+  size_t n;
+  char *s = fz_out_take(o, &n);
+  b->p = realloc(b->p, b->n + n + 1);
+  FZ_CHECK(b->p, "out of memory");
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+  free(s);
+}
+
 char *fz_out_take(jrpc__outbuf_t *o, size_t *n) {
   uint64_t pending = jrpc__out_pending(o);
   char *b = malloc((size_t)pending + 1);

@@ -392,10 +392,68 @@ def config_seeds():
         write(t, name, b(text))
 
 
+def ws_frame(op, payload, fin=True, key=b"\0\0\0\0", masked=True):
+    """A client frame (fuzz_ws): masked, by default with a zero key so that
+    the payload stays readable to the fuzzer's mutations."""
+    n = len(payload)
+    h = bytes([(0x80 if fin else 0) | op])
+    m = 0x80 if masked else 0
+    if n < 126:
+        h += bytes([m | n])
+    elif n < 65536:
+        h += bytes([m | 126]) + struct.pack(">H", n)
+    else:
+        h += bytes([m | 127]) + struct.pack(">Q", n)
+    if not masked:
+        return h + payload
+    return h + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
+
+
+def ws_seeds():
+    # fuzz_ws: flags byte (bits 0-1 limit, bits 2-3 reads, bit 4 the
+    # handshake put before the stream, bit 5 keepalive ticks), the stream.
+    t = "fuzz_ws"
+    clear(t)
+    add = req("math.add", "[1,2]").encode()
+    hs = (b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+          b"Sec-WebSocket-Version: 13\r\n")
+    frames = {
+        "call": ws_frame(1, add),
+        "batch_binary": ws_frame(2, b"[" + add + b"," + add + b"]"),
+        "keyed": ws_frame(1, add, key=b"\x37\xfa\x21\x3d"),
+        "fragments_ping": ws_frame(1, add[:9], fin=False) + ws_frame(9, b"hi")
+        + ws_frame(0, add[9:20], fin=False) + ws_frame(0, add[20:]),
+        "close": ws_frame(1, add) + ws_frame(8, b"\x03\xe8bye") + ws_frame(1, add),
+        "unmasked": ws_frame(1, add, masked=False),
+        "not_utf8": ws_frame(1, b'"\xff"'),
+        "pong": ws_frame(10, b"") + ws_frame(1, add),
+        "long": ws_frame(1, req("echo", '["' + "x" * 400 + '"]').encode()),
+        "stray_continuation": ws_frame(0, b"x"),
+    }
+    for name, data in frames.items():
+        for lim, reads in ((0, 0), (1, 1), (3, 2)):
+            write(t, "ws_%s_l%d_r%d" % (name, lim, reads),
+                  bytes([lim | reads << 2 | 1 << 4]) + data)
+    write(t, "ws_ticks", bytes([0 | 3 << 2 | 1 << 4 | 1 << 5]) + frames["call"] * 3)
+    # Handshakes written out: good (with a listed Origin), refused.
+    write(t, "hs_origin_ok", b"\x00" + hs + b"Origin: https://ok.example\r\n\r\n"
+          + frames["call"])
+    write(t, "hs_origin_bad", b"\x00" + hs + b"Origin: https://evil.example\r\n\r\n")
+    write(t, "hs_version", b"\x00" + hs.replace(b": 13", b": 8") + b"\r\n")
+    write(t, "hs_no_connection", b"\x04" + hs.replace(b"Connection: Upgrade\r\n", b"")
+          + b"\r\n")
+    write(t, "hs_after_post", b"\x00" + b"POST / HTTP/1.1\r\nContent-Type: "
+          b"application/json\r\nContent-Length: %d\r\n\r\n" % len(add) + add
+          + hs + b"\r\n" + frames["call"])
+    write(t, "preflight", b"\x00OPTIONS / HTTP/1.1\r\nOrigin: https://ok.example\r\n\r\n")
+
+
 if __name__ == "__main__":
     request_seeds()
     diff_seeds()
     frame_seeds()
     http_seeds()
+    ws_seeds()
     access_seeds()
     config_seeds()

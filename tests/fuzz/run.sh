@@ -42,7 +42,7 @@ run_one() {
   case $family in
   fuzz_request | fuzz_diff | fuzz_access) opts+=(-dict="$here/jsonrpc.dict") ;;
   fuzz_config) opts+=(-dict="$here/config.dict") ;;
-  fuzz_http) opts+=(-dict="$here/http.dict") ;;
+  fuzz_http | fuzz_ws) opts+=(-dict="$here/http.dict") ;;
   esac
   if [ "$family" = fuzz_diff ] && [ -d "$suite" ]; then
     extra+=("$suite")

@@ -661,17 +661,19 @@ static void test_errors(void **state) {
                "max_pending_calls_total, max_push_bytes, push_overflow, "
                "max_subscriptions_per_connection, max_subscriptions, "
                "parser_auto_threshold, "
-               "early_reply_frames, frame_timeout_ms, call_timeout_ms, "
+               "early_reply_frames, frame_timeout_ms, ws_ping_ms, "
+               "call_timeout_ms, "
                "thread_pool, max_header_bytes, drain_ms, validate_params, "
                "slow_call_ms, access_log, access_log_format)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
                NULL);
-  expect_error("[listen a]\nunix = /a\nport = 1\n", 3,
-               "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
-               "framing, stats, methods, discover, peers, tls_cert, tls_key, "
-               "tls_client_ca, tls_min_version, tls_ciphers, verify_depth, "
-               "max_handshakes, health, metrics, tokens_file)",
-               NULL);
+  expect_error(
+      "[listen a]\nunix = /a\nport = 1\n", 3,
+      "[listen a] port: unknown key (unix, tcp, mode, owner, group, "
+      "framing, stats, methods, discover, peers, tls_cert, tls_key, "
+      "tls_client_ca, tls_min_version, tls_ciphers, verify_depth, "
+      "max_handshakes, health, metrics, tokens_file, websocket, origins)",
+      NULL);
   expect_error("[server]\nmax_batch = 1\n\nmax_batch = 2\n", 4,
                "[server] max_batch: set twice (first at line 2)", NULL);
   expect_error("[listen a]\nunix = /a\nframing = length\nframing = length\n", 4,

@@ -64,7 +64,7 @@ static int authorize(void *arg, jrpc__stream_t *s, const char *cred, size_t n,
   *why = "no good";
   return 401;
 }
-static const jrpc__http_host_t http_host = {healthy, metrics, authorize};
+static const jrpc__http_host_t http_host = {healthy, metrics, authorize, NULL};
 
 static int setup(void **state) {
   static const engine_fx_method_t methods[] = {
