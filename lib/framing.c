@@ -48,6 +48,7 @@ int jrpc__stream_switch(jrpc__stream_t *s, jrpc__framing_t to,
   s->fr.kind = to;
   s->sink.framing = to;
   s->sink.deliver = s->fx->deliver;
+  s->sink.notify = s->fx->notify;
   return s->fx->init ? s->fx->init(s, conf) : 0;
 }
 
