@@ -18,9 +18,19 @@ typedef struct {
                      valid request, answered with id null) */
   char *in;       /* stdin bytes not yet sent: at most a partial line */
   size_t in_len, in_cap;
-  int errors; /* error replies */
-  bool bad;   /* a malformed reply or one nobody asked for */
+  int errors;     /* error replies */
+  bool bad;       /* a malformed reply or one nobody asked for */
+  bool eof, done; /* stdin ended; the end of requests sent */
 } session;
+
+/* No more requests once stdin ended and nothing is owed: a WebSocket's
+ * close, sent earlier, would cut off replies still to come. */
+static void maybe_done(session *s) {
+  if (s->eof && !s->done && json_array_size(s->expect) == 0) {
+    s->done = true;
+    jc_send_done(&s->c);
+  }
+}
 
 /* The ids LINE's request(s) expect replies for, appended to EXPECT. */
 static void expect_ids(const char *line, size_t n, json_t *expect) {
@@ -112,8 +122,9 @@ static int read_stdin(session *s, bool *eof) {
   s->in_len += (size_t)r;
   *eof = r == 0;
   int st = send_lines(s, *eof);
-  if (st == JC_OK && *eof)
-    jc_send_done(&s->c);
+  s->eof = *eof;
+  if (st == JC_OK)
+    maybe_done(s);
   return st;
 }
 
@@ -137,6 +148,7 @@ static int take_reply(session *s) {
   }
   json_decref(resp);
   free(raw);
+  maybe_done(s);
   return JC_OK;
 }
 
