@@ -71,7 +71,11 @@ static int unsubscribe(jc_conn *c, const char *unsub, const char *id,
     free(raw);
   }
   json_decref(rid);
-  return st == JC_EOF ? rc : jc_exit_for(st);
+  if (st == JC_STOPPED)
+    jc_warn("stopped again before %s answered: the subscription ends with "
+            "the connection",
+            unsub);
+  return st == JC_EOF ? rc : st == JC_STOPPED ? JC_EXIT_OK : jc_exit_for(st);
 }
 
 int jc_follow(jc_conn *c, const json_t *req, const json_t *doc,

@@ -256,14 +256,19 @@ static int bad(const jc_conn *c, const char *what) {
  * (newline JSON, or a length prefix), and the endpoint that speaks it. */
 static void not_http(const jc_conn *c, const char *line) {
   const char *desc = jc_endpoint_desc(c->ep), *scheme = c->ssl ? "tls" : "tcp";
+  char use[600];
+  if (c->ep->unix_path)
+    snprintf(use, sizeof use, "unix:%s", c->ep->unix_path);
+  else
+    snprintf(use, sizeof use, "%s://%s", scheme, c->ep->tcp);
   if (c->buf[0] == '{' || c->buf[0] == '[')
     jc_warn("%s: the server answers newline-framed JSON, not HTTP (it "
-            "begins %s): use %s://%s",
-            desc, line, scheme, c->ep->tcp);
+            "begins %s): use %s",
+            desc, line, use);
   else if (c->buf[0] == '\0')
     jc_warn("%s: the server answers length-framed JSON, not HTTP: use "
-            "%s://%s with -f length",
-            desc, scheme, c->ep->tcp);
+            "%s with -f length",
+            desc, use);
   else
     jc_warn("%s: the reply is not HTTP (it begins %s): is the endpoint an "
             "http listener? (for a newline or length one: tcp://HOST:PORT, "

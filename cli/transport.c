@@ -303,7 +303,7 @@ static void disconnect(jc_conn *c) {
   c->resp.kind = 0;
   c->pending = 0;
   c->used = c->closing = false;
-  c->ws.close_sent = c->ws.close_seen = false;
+  c->ws.open = c->ws.close_sent = c->ws.close_seen = false;
 }
 
 int jc_reconnect(jc_conn *c) {

@@ -81,9 +81,10 @@ typedef struct {
    * blocked otherwise, are let through only while waiting (sigmask). */
   bool forever;
   const void *sigmask;
-  /* WebSocket (websocket.c): our close sent, the server's received. */
+  /* WebSocket (websocket.c): the handshake done, our close sent, the
+   * server's received. */
   struct {
-    bool close_sent, close_seen;
+    bool open, close_sent, close_seen;
   } ws;
 } jc_conn;
 

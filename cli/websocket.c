@@ -89,7 +89,7 @@ void jc_ws_done(jc_conn *c) {
 }
 
 void jc_ws_close(jc_conn *c) {
-  if (c->ws.close_seen)
+  if (!c->ws.open || c->ws.close_seen)
     return;
   jc_ws_done(c);
   /* The server's close in answer, for a second at most: it ends the
@@ -327,6 +327,9 @@ int jc_ws_open(jc_conn *c) {
   /* The answer's head, read whole (the frames may follow it at once). */
   char *end;
   while (!(end = c->len ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL)) {
+    /* Not HTTP (a stream listener's error reply): refused() says what. */
+    if (memcmp(c->buf, "HTTP/", c->len < 5 ? c->len : 5))
+      break;
     if (c->len > HEAD_MAX) {
       jc_warn("%s: the handshake's answer has a head over 64 KiB",
               jc_endpoint_desc(ep));
@@ -356,5 +359,6 @@ int jc_ws_open(jc_conn *c) {
   }
   memmove(c->buf, c->buf + hn, c->len - hn);
   c->len -= hn;
+  c->ws.open = true;
   return JC_OK;
 }
