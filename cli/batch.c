@@ -153,10 +153,7 @@ int jc_batch(const jc_opts *o, const char *file) {
     json_t *req;
     size_t i;
     json_array_foreach(batch, i, req) any_id |= !!json_object_get(req, "id");
-    /* With a reply owed, the end of requests waits for it: a WebSocket's
-     * close would cut off the replies of deferred calls. */
-    if (!any_id)
-      jc_send_done(&c);
+    jc_send_done(&c, any_id);
     st = jc_recv_json(&c, &reply, &raw);
     if (st == JC_EOF) {
       /* Nothing comes back for a batch of notifications only. */

@@ -90,7 +90,7 @@ static int notify(jc_conn *c, json_t *req) {
   int st = jc_send_json(c, req);
   if (st != JC_OK)
     return st;
-  jc_send_done(c);
+  jc_send_done(c, false);
   json_t *extra;
   st = jc_recv_json(c, &extra, NULL);
   if (st == JC_OK) {

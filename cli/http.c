@@ -186,8 +186,8 @@ int jc_http_send(jc_conn *c, const char *body, size_t n) {
   return st;
 }
 
-void jc_http_done(jc_conn *c) {
-  (void)c;
+void jc_http_done(jc_conn *c, bool owed) {
+  (void)c, (void)owed;
 }
 
 char *jc_http_head(const jc_endpoint *ep, const char *method, const char *extra,

@@ -249,9 +249,15 @@ enum {
  * The fields jrpc writes itself, or that would change how the request is
  * framed, are refused, and so is any byte that could end the line. */
 static int add_header(const char *arg, char **headers) {
-  static const char *const own[] = {"host",         "content-length",
-                                    "content-type", "transfer-encoding",
-                                    "connection",   "expect"};
+  static const char *const own[] = {"host",
+                                    "content-length",
+                                    "content-type",
+                                    "transfer-encoding",
+                                    "connection",
+                                    "expect",
+                                    "upgrade",
+                                    "sec-websocket-key",
+                                    "sec-websocket-version"};
   size_t name = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
                             "WXYZ0123456789!#$%&'*+-.^_`|~");
   const char *v = arg + name;
@@ -488,8 +494,8 @@ options:
     o.ep.host = o.ep.tcp ? o.ep.tcp : "localhost";
   }
   if (headers && !over_http) {
-    jc_warn("-H: headers are for HTTP and WebSocket endpoints (http://, "
-            "https://, ws://, wss://, -f http or -f websocket)");
+    jc_warn("-H: headers are for HTTP endpoints (http://, https:// or -f "
+            "http) and WebSocket ones (ws://, wss:// or -f websocket)");
     return usage_error();
   }
   if (o.follow && o.ep.framing == JC_HTTP) {
@@ -527,8 +533,8 @@ options:
   /* Newline and length framing have no place for a token: said when it
    * was asked for. */
   if (token_file && !over_http)
-    jc_warn("--token-file: the token goes to HTTP and WebSocket endpoints "
-            "only, and this one is %s framed: not sent",
+    jc_warn("--token-file: the token goes to HTTP endpoints only, and this "
+            "one is %s framed: not sent (ws:// and wss:// carry it too)",
             jc_framings[o.ep.framing].name);
   jc_output_init(&o.out, color);
   if (o.params && (modes || nargs != 1)) {

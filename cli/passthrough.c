@@ -18,18 +18,16 @@ typedef struct {
                      valid request, answered with id null) */
   char *in;       /* stdin bytes not yet sent: at most a partial line */
   size_t in_len, in_cap;
-  int errors;     /* error replies */
-  bool bad;       /* a malformed reply or one nobody asked for */
-  bool eof, done; /* stdin ended; the end of requests sent */
+  int errors; /* error replies */
+  bool bad;   /* a malformed reply or one nobody asked for */
+  bool eof;   /* stdin ended */
 } session;
 
-/* No more requests once stdin ended and nothing is owed: a WebSocket's
- * close, sent earlier, would cut off replies still to come. */
+/* No more requests once stdin ended; said again when no reply is owed
+ * any more (a WebSocket closes only then). */
 static void maybe_done(session *s) {
-  if (s->eof && !s->done && json_array_size(s->expect) == 0) {
-    s->done = true;
-    jc_send_done(&s->c);
-  }
+  if (s->eof)
+    jc_send_done(&s->c, json_array_size(s->expect) > 0);
 }
 
 /* The ids LINE's request(s) expect replies for, appended to EXPECT. */

@@ -291,9 +291,9 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
 /* The socket closed and what was read from it dropped; the buffer is
  * kept for another connection. */
 static void disconnect(jc_conn *c) {
-  const jc_framing_ops *fx = &jc_framings[c->ep->framing];
-  if (c->fd >= 0 && fx->close)
-    fx->close(c);
+  /* A connection never made has no endpoint. */
+  if (c->fd >= 0 && c->ep && jc_framings[c->ep->framing].close)
+    jc_framings[c->ep->framing].close(c);
   if (c->ssl)
     jc_tls_free(c);
   if (c->fd >= 0)
@@ -302,7 +302,7 @@ static void disconnect(jc_conn *c) {
   c->len = c->consumed = 0;
   c->resp.kind = 0;
   c->pending = 0;
-  c->used = c->closing = false;
+  c->used = c->closing = c->done = false;
   c->ws.open = c->ws.close_sent = c->ws.close_seen = false;
 }
 
@@ -339,11 +339,16 @@ int jc_send(jc_conn *c, const char *data, size_t n) {
   return jc_framings[c->ep->framing].send(c, data, n);
 }
 
-void jc_send_done(jc_conn *c) {
+void jc_send_done(jc_conn *c, bool owed) {
   const jc_framing_ops *fx = &jc_framings[c->ep->framing];
-  if (fx->done)
-    fx->done(c);
-  else if (c->ssl)
+  if (fx->done) {
+    fx->done(c, owed);
+    return;
+  }
+  if (c->done)
+    return;
+  c->done = true;
+  if (c->ssl)
     jc_tls_shutdown(c);
   else
     shutdown(c->fd, SHUT_WR);

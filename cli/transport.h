@@ -71,6 +71,7 @@ typedef struct {
   } resp;
   unsigned pending;
   bool used, closing;
+  bool done; /* jc_send_done: no more requests */
   /* --wait: until when a refused connect is tried again, quietly; and
    * whether the last connect found nothing listening. */
   struct timespec wait_until;
@@ -102,8 +103,11 @@ const char *jc_endpoint_desc(const jc_endpoint *ep);
 int jc_connect(jc_conn *c, const jc_endpoint *ep);
 /* Sends one frame (the framing's prefix or newline is added here). */
 int jc_send(jc_conn *c, const char *data, size_t n);
-/* No more requests: shuts down the writing half. */
-void jc_send_done(jc_conn *c);
+/* No more requests (once; later calls do nothing): the writing half shut
+ * down, or what the framing's row says. OWED: replies are still due (a
+ * WebSocket then waits for them before it closes: call again once they
+ * are in). */
+void jc_send_done(jc_conn *c, bool owed);
 /* The next frame; *frame stays valid until the next jc_recv or jc_close. */
 int jc_recv(jc_conn *c, const char **frame, size_t *n);
 void jc_close(jc_conn *c);
@@ -145,7 +149,7 @@ typedef struct {
   const char *name;
   int (*open)(jc_conn *c);
   int (*send)(jc_conn *c, const char *data, size_t n);
-  void (*done)(jc_conn *c);
+  void (*done)(jc_conn *c, bool owed);
   void (*close)(jc_conn *c);
   int (*frame)(jc_conn *c, bool at_eof, size_t *skip, size_t *n, size_t *total);
 } jc_framing_ops;
@@ -165,7 +169,7 @@ bool jc_next_line(const jc_conn *c, size_t *pos, const char **line, size_t *n);
  * which ends a body that has no length. */
 int jc_http_send(jc_conn *c, const char *body, size_t n);
 /* Nothing: each request has its own response; the connection stays. */
-void jc_http_done(jc_conn *c);
+void jc_http_done(jc_conn *c, bool owed);
 int jc_http_frame(jc_conn *c, bool at_eof);
 /* jc_http_frame as the framing row has it. */
 int jc_http_complete(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
@@ -186,7 +190,7 @@ char *jc_http_head(const jc_endpoint *ep, const char *method, const char *extra,
 /* websocket.c: the ws:// and wss:// framing's row's operations. */
 int jc_ws_open(jc_conn *c);
 int jc_ws_send(jc_conn *c, const char *data, size_t n);
-void jc_ws_done(jc_conn *c);
+void jc_ws_done(jc_conn *c, bool owed);
 void jc_ws_close(jc_conn *c);
 int jc_ws_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
                 size_t *total);

@@ -76,12 +76,12 @@ int jc_ws_send(jc_conn *c, const char *data, size_t n) {
   return send_frame(c, OP_TEXT, data, n);
 }
 
-/* No more requests and no reply owed (a notification, a batch of them,
- * or every reply in): the close, whose answer tells that the server read
- * all before it. Sent earlier, it would cut off the replies of deferred
- * calls (the server sends nothing after its own close). */
-void jc_ws_done(jc_conn *c) {
-  if (!c->ws.close_sent) {
+/* No more requests, and once no reply is OWED (a notification, a batch
+ * of them, or every reply in): the close, whose answer tells that the
+ * server read all before it. Sent earlier, it would cut off the replies
+ * of deferred calls (the server sends nothing after its own close). */
+void jc_ws_done(jc_conn *c, bool owed) {
+  if (!owed && !c->ws.close_sent) {
     /* 1000: a normal close. */
     c->ws.close_sent = true;
     send_frame(c, OP_CLOSE, "\x03\xe8", 2);
@@ -91,7 +91,7 @@ void jc_ws_done(jc_conn *c) {
 void jc_ws_close(jc_conn *c) {
   if (!c->ws.open || c->ws.close_seen)
     return;
-  jc_ws_done(c);
+  jc_ws_done(c, false);
   /* The server's close in answer, for a second at most: it ends the
    * handshake; replies still coming are dropped. */
   clock_gettime(CLOCK_MONOTONIC, &c->deadline);

@@ -96,7 +96,7 @@ test_mismatches() {
   run cl_on_http -f content-length "tcp://127.0.0.1:$WEB" math.add 1 2
   expect cl_on_http 2 "" "the server answers in HTTP: this is an http listener; use http://127.0.0.1:$WEB/ as the endpoint"
   run cl_bad_name -f lsp -u "$T/cl.sock" math.add 1 2
-  expect cl_bad_name 2 "" '-f: "lsp" is not newline, length, http or content-length'
+  expect cl_bad_name 2 "" '-f: "lsp" is not newline, length, http, content-length or websocket'
   run cl_url -f content-length "http://127.0.0.1:$WEB/" math.add 1 2
   expect cl_url 2 "" "-f content-length: http://127.0.0.1:$WEB/ is an HTTP endpoint"
 }
