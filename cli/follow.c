@@ -153,6 +153,9 @@ int jc_follow(jc_conn *c, const json_t *req, const json_t *doc,
     rc = JC_EXIT_OK;
   }
 out:
+  /* The mask lives in this frame; the connection outlives it. */
+  c->sigmask = NULL;
+  sigprocmask(SIG_SETMASK, &before, NULL);
   json_decref(resp);
   return rc;
 }

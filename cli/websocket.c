@@ -328,7 +328,7 @@ int jc_ws_open(jc_conn *c) {
   char *end;
   while (!(end = c->len ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL)) {
     /* Not HTTP (a stream listener's error reply): refused() says what. */
-    if (memcmp(c->buf, "HTTP/", c->len < 5 ? c->len : 5))
+    if (c->len && memcmp(c->buf, "HTTP/", c->len < 5 ? c->len : 5))
       break;
     if (c->len > HEAD_MAX) {
       jc_warn("%s: the handshake's answer has a head over 64 KiB",
