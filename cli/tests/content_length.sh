@@ -44,12 +44,6 @@ EOF2
   } >"$T/jrpcd.conf"
 }
 
-# The calls rpc.stats counts for METHOD (0 before the first).
-calls_of() {
-  "$JRPC" -u "$T/jrpcd.sock" --compact rpc.stats |
-    python3 -c 'import json,sys; m=json.load(sys.stdin)["methods"]; print(m.get(sys.argv[1], {}).get("calls", 0))' "$1"
-}
-
 test_round_trips() {
   local sock=$T/cl.sock before
   run cl_call -f content-length -u "$sock" math.add 1 2

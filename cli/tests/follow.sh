@@ -51,16 +51,9 @@ EOF2
   } >"$T/jrpcd.conf"
 }
 
-# stat PY: a python3 expression of rpc.stats' result `r`, asked on the
-# Unix socket.
-stat() {
-  "$JRPC" -u "$T/jrpcd.sock" --compact rpc.stats |
-    python3 -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
-}
-
-subs() { stat 'r["push"]["subscriptions"]'; }
+subs() { stats_of 'r["push"]["subscriptions"]'; }
 lines() { wc -l <"$1"; }
-unwatches() { stat 'r["methods"].get("kv.unwatch", {}).get("calls", 0)'; }
+unwatches() { calls_of kv.unwatch; }
 
 # until_eq WHAT CMD WANT: CMD's output is WANT within 10 s, else a failure.
 until_eq() {

@@ -57,12 +57,6 @@ EOF2
   } >"$T/jrpcd.conf"
 }
 
-# The calls rpc.stats counts for METHOD.
-calls_of() {
-  "$JRPC" -u "$T/jrpcd.sock" --compact rpc.stats |
-    python3 -c 'import json,sys; m=json.load(sys.stdin)["methods"]; print(m.get(sys.argv[1], {}).get("calls", 0))' "$1"
-}
-
 test_round_trips() {
   local url=ws://127.0.0.1:$WS/ before
   run ws_call "$url" math.add 1 2
