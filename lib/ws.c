@@ -120,7 +120,7 @@ void jrpc__ws_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src) {
   jrpc__stream_t *s =
       (jrpc__stream_t *)(void *)((char *)sink - offsetof(jrpc__stream_t, sink));
   jrpc__ws_t *ws = s->ws;
-  if (ws && (s->closing || wslay_event_get_close_sent(ws->ctx)))
+  if (ws && (s->closing || (ws->ctx && wslay_event_get_close_sent(ws->ctx))))
     return; /* nothing may follow a close */
   put_message(ws && ws->aside ? ws->aside : &s->out, src);
 }
@@ -213,7 +213,7 @@ static int answer(jrpc__ws_t *ws, const char *msg, size_t n) {
   } else {
     jrpc__out_truncate(o, start); /* notifications, or deferred */
   }
-  if (jrpc__out_pending(&ws->side) > 0) {
+  if (ws->side.head) { /* it has segments only while it holds replies */
     if (jrpc__out_append(o, &ws->side) && !rc)
       rc = JRPC_ENOMEM;
     jrpc__out_release_idle(&ws->side);
@@ -296,7 +296,8 @@ static void on_message(wslay_event_context_ptr ctx,
     ws->rc = JRPC_ENOMEM;
     return;
   }
-  memcpy(p, a->msg, a->msg_length);
+  if (a->msg_length) /* an empty message has no buffer */
+    memcpy(p, a->msg, a->msg_length);
   ws->rc = answer(ws, p, a->msg_length);
   jrpc__bufpool_put(&s->e->pool, p, cap);
 }
@@ -315,13 +316,7 @@ int jrpc__ws_open(jrpc__stream_t *s, const jrpc__framing_conf_t *conf) {
   jrpc__ws_t *ws = calloc(1, sizeof(*ws));
   if (!ws)
     return JRPC_ENOMEM;
-  if (wslay_event_context_server_init(&ws->ctx, &callbacks, ws) != 0) {
-    free(ws);
-    return JRPC_ENOMEM;
-  }
-  wslay_event_config_set_max_recv_msg_length(ws->ctx,
-                                             s->e->lim.max_frame_bytes);
-  ws->s = s;
+  ws->s = s; /* wslay's context comes with the first frame for it */
   jrpc__out_init(&ws->side, &s->e->pool);
   jrpc__out_small_segments(&ws->side);
   s->ws = ws;
@@ -333,7 +328,8 @@ void jrpc__ws_close(jrpc__stream_t *s) {
   jrpc__ws_t *ws = s->ws;
   if (!ws)
     return;
-  wslay_event_context_free(ws->ctx);
+  if (ws->ctx)
+    wslay_event_context_free(ws->ctx);
   jrpc__out_free(&ws->side);
   free(ws);
   s->ws = NULL;
@@ -343,6 +339,8 @@ void jrpc__ws_close(jrpc__stream_t *s) {
 /* What wslay queued (pongs, closes) onto the output; after a close went
  * out, the connection ends: JRPC__ECLOSE. */
 static int send_queued(jrpc__ws_t *ws) {
+  if (!ws->ctx)
+    return 0;
   if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0)
     return JRPC_ENOMEM; /* only on_send fails, for want of memory */
   if (wslay_event_get_close_sent(ws->ctx)) {
@@ -446,10 +444,12 @@ static int unmask(unsigned char *p, size_t n, const unsigned char key[4]) {
 
 static int close_with(jrpc__stream_t *s, uint16_t status, const char *why);
 
+/* The frames read here: final, masked, no RSV bit, and text or binary
+ * with no fragmented message under way in wslay, or a pong. */
+enum { FAST_DATA = 1, FAST_PONG = 2 };
+
 /* The frame at rd: its header's length once the header is buffered (0
- * before), its payload's, and whether it is for the fast path: final,
- * masked, text or binary, no RSV bit, within max_frame_bytes, and no
- * fragmented message under way in wslay. */
+ * before), its payload's, and whether it is read here (FAST_*). */
 static size_t frame_at(const jrpc__ws_t *ws, uint64_t *len, int *fast) {
   const jrpc__stream_t *s = ws->s;
   const unsigned char *b = (const unsigned char *)s->buf + s->rd;
@@ -473,8 +473,11 @@ static size_t frame_at(const jrpc__ws_t *ws, uint64_t *len, int *fast) {
   }
   *len = n;
   int op = b[0] & 0x0f;
-  *fast = (b[0] & 0xf0) == 0x80 && (b[1] & 0x80) && (op == 1 || op == 2) &&
-          !ws->midway;
+  int plain = (b[0] & 0xf0) == 0x80 && (b[1] & 0x80); /* final, masked */
+  *fast = !plain                                ? 0
+          : (op == 1 || op == 2) && !ws->midway ? FAST_DATA
+          : op == WSLAY_PONG && n <= 125        ? FAST_PONG
+                                                : 0;
   return hdr;
 }
 
@@ -495,13 +498,22 @@ static int fast_frame(jrpc__ws_t *ws, size_t hdr, size_t n) {
   return answer(ws, (const char *)b + hdr, n);
 }
 
-/* Frames other than those (control frames, fragments, a frame over the
- * limit or breaking the protocol) go to wslay one at a time, so that its
- * reader always starts at a frame's beginning: whole, or (over the
- * limit: refused at its header) as much as there is. */
+/* Frames other than those (control frames, fragments, frames breaking
+ * the protocol) go to wslay one whole frame at a time, so that its reader
+ * always starts at a frame's beginning. */
 static int wslay_frame(jrpc__ws_t *ws, size_t whole) {
   jrpc__stream_t *s = ws->s;
-  ws->limit = whole ? s->rd + whole : s->wr;
+  if (!ws->ctx) {
+    /* Made on first need: a connection that sends whole data frames and
+     * answers pings holds none (two 4 KiB buffers of wslay's). */
+    if (wslay_event_context_server_init(&ws->ctx, &callbacks, ws) != 0) {
+      ws->ctx = NULL;
+      return JRPC_ENOMEM;
+    }
+    wslay_event_config_set_max_recv_msg_length(ws->ctx,
+                                               s->e->lim.max_frame_bytes);
+  }
+  ws->limit = s->rd + whole;
   int r = wslay_event_recv(ws->ctx);
   ws->limit = 0;
   if (r == WSLAY_ERR_CALLBACK_FAILURE && !ws->rc)
@@ -526,7 +538,7 @@ int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
   ws->frames = 0;
   int rc = 0;
   while (!rc && s->wr > s->rd) {
-    if (!wslay_event_get_read_enabled(ws->ctx)) {
+    if (ws->ctx && !wslay_event_get_read_enabled(ws->ctx)) {
       s->rd = s->wr; /* after a close: what follows is not read */
       break;
     }
@@ -540,14 +552,22 @@ int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
       break;
     }
     if (len > s->e->lim.max_frame_bytes) {
-      rc = wslay_frame(ws, 0); /* refused at its header: 1009 */
-      continue;
+      /* Refused at its header (wslay would wait for a payload byte). */
+      s->rd = s->wr;
+      rc = close_with(s, WSLAY_CODE_MESSAGE_TOO_BIG,
+                      "a message over max_frame_bytes");
+      break;
     }
     if (s->wr - s->rd < hdr + len) {
       s->need = hdr + (size_t)len; /* whole in the buffer, then read */
       break;
     }
     s->need = 0;
+    if (fast == FAST_PONG) {
+      ws->ping_out = 0; /* our keepalive answered */
+      s->rd += hdr + (size_t)len;
+      continue;
+    }
     rc = fast ? fast_frame(ws, hdr, (size_t)len)
               : wslay_frame(ws, hdr + (size_t)len);
   }
@@ -566,11 +586,32 @@ int jrpc__ws_feed(jrpc__stream_t *s, size_t n, int eof) {
   return rc;
 }
 
-/* A close frame with status and reason, then the connection ends. */
+/* A control frame of ours (a ping, a close) onto the output: opcode and
+ * a payload of at most 125 bytes. */
+static int put_control(jrpc__stream_t *s, int op, const char *p, size_t n) {
+  char hd[2] = {(char)(0x80 | op), (char)n};
+  jrpc__out_put(&s->out, hd, 2);
+  jrpc__out_put(&s->out, p, n);
+  return s->out.oom ? JRPC_ENOMEM : 0;
+}
+
+/* A close frame with status and reason (what wslay owes goes first, and
+ * wslay sends nothing after), then the connection ends. */
 static int close_with(jrpc__stream_t *s, uint16_t status, const char *why) {
   jrpc__ws_t *ws = s->ws;
-  wslay_event_queue_close(ws->ctx, status, (const uint8_t *)why, strlen(why));
-  int rc = send_queued(ws);
+  int rc = ws->ctx && !s->closing ? send_queued(ws) : 0;
+  if (ws->ctx)
+    wslay_event_shutdown_write(ws->ctx);
+  if (!s->closing) {
+    char body[125];
+    size_t n = strlen(why);
+    n = n > sizeof(body) - 2 ? sizeof(body) - 2 : n;
+    body[0] = (char)(status >> 8);
+    body[1] = (char)(status & 0xff);
+    memcpy(body + 2, why, n);
+    if (!rc)
+      rc = put_control(s, WSLAY_CONNECTION_CLOSE, body, n + 2);
+  }
   s->closing = 1;
   return rc == JRPC_ENOMEM ? rc : JRPC__ECLOSE;
 }
@@ -598,11 +639,8 @@ int jrpc__ws_keepalive(jrpc__stream_t *s, uint64_t now_ms, uint32_t ping_ms) {
   }
   if (now_ms - ws->quiet_since < ping_ms)
     return 0;
-  struct wslay_event_msg ping = {.opcode = WSLAY_PING};
-  if (wslay_event_queue_msg(ws->ctx, &ping) != 0)
-    return 0;
   ws->ping_out = 1;
   ws->ping_at = now_ms;
-  int rc = send_queued(ws);
+  int rc = put_control(s, WSLAY_PING, "", 0);
   return rc ? rc : 1;
 }
