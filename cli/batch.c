@@ -149,14 +149,14 @@ int jc_batch(const jc_opts *o, const char *file) {
   } else if ((st = jc_send_json(&c, batch)) != JC_OK) {
     rc = jc_exit_for(st);
   } else {
-    jc_send_done(&c);
+    bool any_id = false;
+    json_t *req;
+    size_t i;
+    json_array_foreach(batch, i, req) any_id |= !!json_object_get(req, "id");
+    jc_send_done(&c, any_id);
     st = jc_recv_json(&c, &reply, &raw);
     if (st == JC_EOF) {
       /* Nothing comes back for a batch of notifications only. */
-      bool any_id = false;
-      json_t *req;
-      size_t i;
-      json_array_foreach(batch, i, req) any_id |= !!json_object_get(req, "id");
       if (any_id)
         jc_warn("%s: %s", jc_endpoint_desc(&o->ep), jc_no_reply(&c));
       rc = any_id ? JC_EXIT_USAGE : JC_EXIT_OK;

@@ -119,7 +119,16 @@ int jc_call(jc_conn *c, const json_t *req, json_t **resp, char **raw) {
   int st = jc_send_json(c, req);
   if (st != JC_OK)
     return st;
-  st = jc_recv_json(c, resp, raw);
+  /* Notifications before the reply (a deferred call's progress) are
+   * shown as they come. */
+  while ((st = jc_recv_json(c, resp, raw)) == JC_OK &&
+         jc_show_notification(*resp)) {
+    json_decref(*resp);
+    if (raw) {
+      free(*raw);
+      *raw = NULL;
+    }
+  }
   if (st == JC_EOF) {
     jc_warn("%s: %s", jc_endpoint_desc(c->ep), jc_no_reply(c));
     return JC_ERR;
@@ -135,6 +144,21 @@ int jc_call(jc_conn *c, const json_t *req, json_t **resp, char **raw) {
     }
   }
   return st;
+}
+
+bool jc_show_notification(const json_t *msg) {
+  const char *method = json_string_value(json_object_get(msg, "method"));
+  if (!method || json_object_get(msg, "id"))
+    return false;
+  char *params = json_dumps(json_object_get(msg, "params"),
+                            JSON_COMPACT | JSON_ENCODE_ANY);
+  char text[400];
+  /* The server's bytes go out escaped: they may hold control bytes. */
+  jc_excerpt(params ? params : "", params ? strlen(params) : 0, text,
+             sizeof text);
+  jc_warn("notification %s %s", method, text);
+  free(params);
+  return true;
 }
 
 long long jc_error_code(const json_t *resp) {

@@ -3,6 +3,8 @@
 #ifndef JRPC_CLI_CALL_H
 #define JRPC_CLI_CALL_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "transport.h"
@@ -23,6 +25,9 @@ int jc_check_response(const json_t *resp, const json_t *id);
 int jc_call(jc_conn *c, const json_t *req, json_t **resp, char **raw);
 /* The first bytes of P[0..N), printable (others as \xHH), into OUT. */
 void jc_excerpt(const char *p, size_t n, char *out, size_t cap);
+/* A notification (a method and no id) said on stderr, one line: true;
+ * false for anything else. A call's progress reports come so. */
+bool jc_show_notification(const json_t *msg);
 /* The error object's code, or 0 if RESP is a result. */
 long long jc_error_code(const json_t *resp);
 

@@ -90,7 +90,7 @@ static int notify(jc_conn *c, json_t *req) {
   int st = jc_send_json(c, req);
   if (st != JC_OK)
     return st;
-  jc_send_done(c);
+  jc_send_done(c, false);
   json_t *extra;
   st = jc_recv_json(c, &extra, NULL);
   if (st == JC_OK) {
@@ -191,6 +191,8 @@ int jc_command(const jc_opts *o, jc_conn *keep, const json_t *doc, int argc,
     show_request(o->dry_run ? stdout : stderr, req, o);
   if (o->dry_run) {
     rc = JC_EXIT_OK;
+  } else if (o->follow) {
+    rc = jc_follow(c, req, doc, o);
   } else if (o->notify) {
     st = notify(c, req);
     rc = st == JC_OK ? JC_EXIT_OK : jc_exit_for(st);

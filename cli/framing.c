@@ -69,10 +69,25 @@ static int length_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
 }
 
 const jc_framing_ops jc_framings[JC_FRAMINGS] = {
-    [JC_NEWLINE] = {"newline", newline_send, newline_frame},
-    [JC_LENGTH] = {"length", length_send, length_frame},
-    [JC_HTTP] = {"http", jc_http_send, jc_http_complete},
-    [JC_CONTENT_LENGTH] = {"content-length", jc_cl_send, jc_cl_frame},
+    [JC_NEWLINE] = {.name = "newline",
+                    .send = newline_send,
+                    .frame = newline_frame},
+    [JC_LENGTH] = {.name = "length",
+                   .send = length_send,
+                   .frame = length_frame},
+    [JC_HTTP] = {.name = "http",
+                 .send = jc_http_send,
+                 .done = jc_http_done,
+                 .frame = jc_http_complete},
+    [JC_CONTENT_LENGTH] = {.name = "content-length",
+                           .send = jc_cl_send,
+                           .frame = jc_cl_frame},
+    [JC_WEBSOCKET] = {.name = "websocket",
+                      .open = jc_ws_open,
+                      .send = jc_ws_send,
+                      .done = jc_ws_done,
+                      .close = jc_ws_close,
+                      .frame = jc_ws_frame},
 };
 
 jc_framing jc_framing_named(const char *name) {

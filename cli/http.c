@@ -22,8 +22,29 @@
 /* A response head larger than this is refused. */
 #define HEAD_MAX (64u << 10)
 
+/* The schemes jc_http_url takes: each one's length, TLS and framing. */
+static const struct {
+  const char *scheme;
+  size_t n;
+  bool tls;
+  jc_framing framing;
+} schemes[] = {
+    {"http://", 7, false, JC_HTTP},
+    {"https://", 8, true, JC_HTTP},
+    {"ws://", 5, false, JC_WEBSOCKET},
+    {"wss://", 6, true, JC_WEBSOCKET},
+};
+
+/* WORD's row of schemes, or -1. */
+static int scheme_of(const char *word) {
+  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+    if (!strncasecmp(word, schemes[i].scheme, schemes[i].n))
+      return (int)i;
+  return -1;
+}
+
 bool jc_is_http_url(const char *word) {
-  return !strncasecmp(word, "http://", 7) || !strncasecmp(word, "https://", 8);
+  return scheme_of(word) >= 0;
 }
 
 /* Whether the n bytes at s are all in SET. */
@@ -35,8 +56,9 @@ static bool all_of(const char *s, size_t n, const char *set) {
 }
 
 int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen) {
-  bool tls = !strncasecmp(url, "https://", 8);
-  const char *a = url + (tls ? 8 : 7);
+  int row = scheme_of(url);
+  bool tls = schemes[row].tls;
+  const char *a = url + schemes[row].n;
   size_t alen = strcspn(a, "/?#");
   const char *host = a, *end = a + alen, *port = NULL;
   size_t hlen;
@@ -67,7 +89,7 @@ int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen) {
                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                 "0123456789.-_")) {
       snprintf(err, errlen, "%s: no host name or address after %s", url,
-               tls ? "https://" : "http://");
+               schemes[row].scheme);
       return -1;
     }
   }
@@ -114,7 +136,7 @@ int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen) {
   ep->unix_path = NULL;
   ep->tcp = tcp;
   ep->tls = tls;
-  ep->framing = JC_HTTP;
+  ep->framing = schemes[row].framing;
   ep->path = target;
   ep->host = authority;
   return 0;
@@ -140,41 +162,60 @@ int jc_http_send(jc_conn *c, const char *body, size_t n) {
     if (st != JC_OK)
       return st;
   }
-  /* 256: the head's fixed text and the length's digits. */
-  size_t cap = strlen(ep->path) + strlen(ep->host) +
-               (ep->token ? strlen(ep->token) : 0) +
-               (ep->headers ? strlen(ep->headers) : 0) + sizeof JRPC_VERSION +
-               256 + n;
-  char *req = malloc(cap);
+  char clen[128];
+  snprintf(clen, sizeof clen,
+           "Content-Type: application/json\r\n"
+           "Accept: application/json\r\n"
+           "Content-Length: %zu\r\n",
+           n);
+  size_t h;
+  char *head = jc_http_head(ep, "POST", clen, &h);
+  char *req = head ? realloc(head, h + n) : NULL;
   if (!req) {
+    free(head);
     jc_warn("out of memory for a %zu-byte request", n);
-    return JC_ERR;
-  }
-  int h = snprintf(req, cap,
-                   "POST %s HTTP/1.1\r\n"
-                   "Host: %s\r\n"
-                   "User-Agent: jrpc/" JRPC_VERSION "\r\n"
-                   "Content-Type: application/json\r\n"
-                   "Accept: application/json\r\n"
-                   "Content-Length: %zu\r\n"
-                   "%s%s%s%s"
-                   "\r\n",
-                   ep->path, ep->host, n, ep->headers ? ep->headers : "",
-                   ep->token ? "Authorization: Bearer " : "",
-                   ep->token ? ep->token : "", ep->token ? "\r\n" : "");
-  if (h < 0 || (size_t)h > cap - n) {
-    free(req);
-    jc_warn("cannot write the request's head");
     return JC_ERR;
   }
   /* Head and body in one write: two would wait on Nagle and delayed ACK. */
   memcpy(req + h, body, n);
-  int st = jc_write_all(c, req, (size_t)h + n);
-  explicit_bzero(req, (size_t)h); /* the token */
+  int st = jc_write_all(c, req, h + n);
+  explicit_bzero(req, h); /* the token */
   free(req);
   if (st == JC_OK)
     c->pending++;
   return st;
+}
+
+void jc_http_done(jc_conn *c, bool owed) {
+  (void)c, (void)owed;
+}
+
+char *jc_http_head(const jc_endpoint *ep, const char *method, const char *extra,
+                   size_t *n) {
+  /* 128: the head's fixed text. */
+  size_t cap = strlen(method) + strlen(ep->path) + strlen(ep->host) +
+               strlen(extra) + (ep->token ? strlen(ep->token) : 0) +
+               (ep->headers ? strlen(ep->headers) : 0) + sizeof JRPC_VERSION +
+               128;
+  char *head = malloc(cap);
+  int h = head ? snprintf(head, cap,
+                          "%s %s HTTP/1.1\r\n"
+                          "Host: %s\r\n"
+                          "User-Agent: jrpc/" JRPC_VERSION "\r\n"
+                          "%s%s%s%s%s"
+                          "\r\n",
+                          method, ep->path, ep->host, extra,
+                          ep->headers ? ep->headers : "",
+                          ep->token ? "Authorization: Bearer " : "",
+                          ep->token ? ep->token : "", ep->token ? "\r\n" : "")
+               : -1;
+  if (h < 0 || (size_t)h >= cap) {
+    free(head);
+    jc_warn("cannot write the request's head");
+    return NULL;
+  }
+  *n = (size_t)h;
+  return head;
 }
 
 /* ---- reading a response ---- */
@@ -215,14 +256,19 @@ static int bad(const jc_conn *c, const char *what) {
  * (newline JSON, or a length prefix), and the endpoint that speaks it. */
 static void not_http(const jc_conn *c, const char *line) {
   const char *desc = jc_endpoint_desc(c->ep), *scheme = c->ssl ? "tls" : "tcp";
+  char use[600];
+  if (c->ep->unix_path)
+    snprintf(use, sizeof use, "unix:%s", c->ep->unix_path);
+  else
+    snprintf(use, sizeof use, "%s://%s", scheme, c->ep->tcp);
   if (c->buf[0] == '{' || c->buf[0] == '[')
     jc_warn("%s: the server answers newline-framed JSON, not HTTP (it "
-            "begins %s): use %s://%s",
-            desc, line, scheme, c->ep->tcp);
+            "begins %s): use %s",
+            desc, line, use);
   else if (c->buf[0] == '\0')
     jc_warn("%s: the server answers length-framed JSON, not HTTP: use "
-            "%s://%s with -f length",
-            desc, scheme, c->ep->tcp);
+            "%s with -f length",
+            desc, use);
   else
     jc_warn("%s: the reply is not HTTP (it begins %s): is the endpoint an "
             "http listener? (for a newline or length one: tcp://HOST:PORT, "

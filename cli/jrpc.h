@@ -30,6 +30,7 @@ typedef struct {
   bool verbose;   /* -v: the request on stderr as it is sent */
   bool dry_run;   /* --dry-run: the request on stdout, not sent */
   bool at_prompt; /* a line at the prompt, not the command line */
+  bool follow;    /* --follow: METHOD subscribes, its notifications shown */
 } jc_opts;
 
 /* The call options (callopts.c), on the command line and at the prompt. */
@@ -58,6 +59,11 @@ int jc_line_options(jc_opts *o, int argc, char **argv);
  * the exit status. */
 int jc_command(const jc_opts *o, jc_conn *keep, const json_t *doc, int argc,
                char **argv);
+/* --follow: REQ (a subscription method's call) sent on C, the
+ * notifications printed until SIGINT or SIGTERM, then the unsubscribe
+ * DOC names (NULL: none known). Returns the exit status. */
+int jc_follow(jc_conn *c, const json_t *req, const json_t *doc,
+              const jc_opts *o);
 /* --batch FILE ("-": stdin): "METHOD ARG..." lines as one batch. */
 int jc_batch(const jc_opts *o, const char *file);
 /* --stdin: JSON requests line by line, replies paired by id. */

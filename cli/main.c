@@ -34,14 +34,18 @@ static void usage(FILE *f) {
       "  -u, --unix PATH       connect to the Unix socket PATH\n"
       "  -t, --tcp HOST:PORT   connect over TCP\n"
       "  -t, --tcp URL         http:// or https://HOST[:PORT][/PATH]:\n"
-      "                        JSON-RPC over HTTP POST\n"
+      "                        JSON-RPC over HTTP POST; ws:// or wss://:\n"
+      "                        over a WebSocket\n"
       "  -e, --endpoint URL    unix:PATH, tcp://HOST:PORT, tls://HOST:PORT,\n"
-      "                        http:// or https://\n"
-      "  -f, --framing newline|length|http|content-length   (default "
-      "newline)\n"
+      "                        http://, https://, ws:// or wss://\n"
+      "  -f, --framing newline|length|http|content-length|websocket\n"
+      "                        (default newline)\n"
       "  -l, --list            list the methods (rpc.discover)\n"
       "  -d, --describe METHOD show a method's params, result and examples\n"
       "  -n, --notify          send a notification: no id, no reply\n"
+      "      --follow          METHOD subscribes (kv.watch): each\n"
+      "                        notification's result printed as it comes;\n"
+      "                        Ctrl-C unsubscribes (not over http://)\n"
       "      --id ID           the request id (JSON, else a string; "
       "default 1)\n"
       "      --params JSON     the whole params (an array or object), "
@@ -74,7 +78,8 @@ static void usage(FILE *f) {
       "      --key FILE        TLS: its key (default: in --cert's file)\n"
       "      --token-file FILE a bearer token sent to HTTP endpoints (else\n"
       "                        $JRPC_TOKEN)\n"
-      "  -H, --header 'NAME: VALUE'  an HTTP header for every request\n"
+      "  -H, --header 'NAME: VALUE'  an HTTP header for every request (or\n"
+      "                        the WebSocket handshake)\n"
       "      --timeout MS      give up after MS milliseconds (default "
       "30000)\n"
       "  -h, --help            this help\n"
@@ -89,12 +94,13 @@ static void usage(FILE *f) {
       "root's: another user's is refused.\n"
       "Exit status: 0 result, 1 JSON-RPC error, 2 usage or connection "
       "error\n"
-      "(an HTTP status other than 2xx, 401 among them), 3 timeout.\n",
+      "(an HTTP status other than 2xx, 401 among them), 3 timeout.\n"
+      "Notifications that come before a reply (progress) go to stderr.\n",
       f);
 }
 
 /* Whether WORD names an endpoint as a URL: unix:PATH, tcp:// or
- * tls://HOST:PORT, http:// or https://. */
+ * tls://HOST:PORT, http://, https://, ws:// or wss://. */
 static bool is_url(const char *word) {
   return !strncmp(word, "unix:", 5) || !strncasecmp(word, "tcp://", 6) ||
          !strncasecmp(word, "tls://", 6) || jc_is_http_url(word);
@@ -236,15 +242,22 @@ enum {
   OPT_CERT,
   OPT_KEY,
   OPT_TOKEN_FILE,
+  OPT_FOLLOW,
 };
 
 /* -H "Name: value": appended to *headers as a line of the request head.
  * The fields jrpc writes itself, or that would change how the request is
  * framed, are refused, and so is any byte that could end the line. */
 static int add_header(const char *arg, char **headers) {
-  static const char *const own[] = {"host",         "content-length",
-                                    "content-type", "transfer-encoding",
-                                    "connection",   "expect"};
+  static const char *const own[] = {"host",
+                                    "content-length",
+                                    "content-type",
+                                    "transfer-encoding",
+                                    "connection",
+                                    "expect",
+                                    "upgrade",
+                                    "sec-websocket-key",
+                                    "sec-websocket-version"};
   size_t name = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
                             "WXYZ0123456789!#$%&'*+-.^_`|~");
   const char *v = arg + name;
@@ -329,6 +342,7 @@ int main(int argc, char **argv) {
       {"key", required_argument, NULL, OPT_KEY},
       {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
       {"header", required_argument, NULL, 'H'},
+      {"follow", no_argument, NULL, OPT_FOLLOW},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -374,7 +388,8 @@ options:
       framing = optarg;
       o.ep.framing = jc_framing_named(optarg);
       if (o.ep.framing == JC_FRAMINGS) {
-        jc_warn("-f: \"%s\" is not newline, length, http or content-length",
+        jc_warn("-f: \"%s\" is not newline, length, http, content-length or "
+                "websocket",
                 optarg);
         return usage_error();
       }
@@ -431,6 +446,9 @@ options:
     case OPT_TOKEN_FILE:
       token_file = optarg;
       break;
+    case OPT_FOLLOW:
+      o.follow = true;
+      break;
     case 'h':
       usage(stdout);
       return JC_EXIT_OK;
@@ -461,20 +479,34 @@ options:
   if (!o.ep.unix_path && !o.ep.tcp &&
       default_endpoint(&o.ep, sockbuf, sizeof sockbuf) != 0)
     return JC_EXIT_USAGE; /* not a usage error: --help has nothing on it */
+  /* http(s):// and ws(s):// URLs name their framing (jc_http_url). */
   bool http_url = o.ep.url && jc_is_http_url(o.ep.url);
-  if (http_url && framing && strcmp(framing, "http")) {
-    jc_warn("-f %s: %s is an HTTP endpoint", framing, o.ep.url);
+  if (http_url)
+    o.ep.framing = strncasecmp(o.ep.url, "ws", 2) ? JC_HTTP : JC_WEBSOCKET;
+  bool over_http = o.ep.framing == JC_HTTP || o.ep.framing == JC_WEBSOCKET;
+  if (http_url && framing && jc_framing_named(framing) != o.ep.framing) {
+    jc_warn("-f %s: %s is a%s endpoint", framing, o.ep.url,
+            o.ep.framing == JC_HTTP ? "n HTTP" : " WebSocket");
     return usage_error();
   }
-  if (http_url)
-    o.ep.framing = JC_HTTP;
-  if (o.ep.framing == JC_HTTP && !http_url) { /* -f http */
+  if (over_http && !http_url) { /* -f http, -f websocket */
     o.ep.path = "/";
     o.ep.host = o.ep.tcp ? o.ep.tcp : "localhost";
   }
-  if (headers && o.ep.framing != JC_HTTP) {
-    jc_warn("-H: headers are for HTTP endpoints (http://, https:// or "
-            "-f http)");
+  if (headers && !over_http) {
+    jc_warn("-H: headers are for HTTP endpoints (http://, https:// or -f "
+            "http) and WebSocket ones (ws://, wss:// or -f websocket)");
+    return usage_error();
+  }
+  if (o.follow && o.ep.framing == JC_HTTP) {
+    jc_warn("--follow: server push needs a streaming endpoint (unix:, "
+            "tcp://, tls://, ws:// or wss://): over HTTP POST no "
+            "notification can reach jrpc");
+    return usage_error();
+  }
+  if (o.follow && (modes || nargs == 0 || o.notify)) {
+    jc_warn("--follow: give one METHOD (a subscription method, with its "
+            "ARGs), without -n");
     return usage_error();
   }
   if (tls_options(&o.ep) < 0)
@@ -500,9 +532,9 @@ options:
   }
   /* Newline and length framing have no place for a token: said when it
    * was asked for. */
-  if (token_file && o.ep.framing != JC_HTTP)
+  if (token_file && !over_http)
     jc_warn("--token-file: the token goes to HTTP endpoints only, and this "
-            "one is %s framed: not sent",
+            "one is %s framed: not sent (ws:// and wss:// carry it too)",
             jc_framings[o.ep.framing].name);
   jc_output_init(&o.out, color);
   if (o.params && (modes || nargs != 1)) {

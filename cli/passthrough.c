@@ -20,7 +20,15 @@ typedef struct {
   size_t in_len, in_cap;
   int errors; /* error replies */
   bool bad;   /* a malformed reply or one nobody asked for */
+  bool eof;   /* stdin ended */
 } session;
+
+/* No more requests once stdin ended; said again when no reply is owed
+ * any more (a WebSocket closes only then). */
+static void maybe_done(session *s) {
+  if (s->eof)
+    jc_send_done(&s->c, json_array_size(s->expect) > 0);
+}
 
 /* The ids LINE's request(s) expect replies for, appended to EXPECT. */
 static void expect_ids(const char *line, size_t n, json_t *expect) {
@@ -112,8 +120,9 @@ static int read_stdin(session *s, bool *eof) {
   s->in_len += (size_t)r;
   *eof = r == 0;
   int st = send_lines(s, *eof);
-  if (st == JC_OK && *eof)
-    jc_send_done(&s->c);
+  s->eof = *eof;
+  if (st == JC_OK)
+    maybe_done(s);
   return st;
 }
 
@@ -137,6 +146,7 @@ static int take_reply(session *s) {
   }
   json_decref(resp);
   free(raw);
+  maybe_done(s);
   return JC_OK;
 }
 

@@ -51,11 +51,21 @@ static int remaining_ms(const jc_conn *c) {
   return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
+volatile int jc_stop;
+
 int jc_wait(jc_conn *c, short events, const char *doing) {
   for (;;) {
     struct pollfd p = {.fd = c->fd, .events = events};
-    int ms = remaining_ms(c);
-    int n = ms > 0 ? poll(&p, 1, ms) : 0;
+    int ms = c->forever ? -1 : remaining_ms(c);
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (long)(ms % 1000) * 1000000};
+    if (jc_stop)
+      return JC_STOPPED;
+    /* The stop signals get through only inside ppoll: one that came
+     * before it is seen above, not lost. */
+    int n = ms != 0 ? ppoll(&p, 1, ms < 0 ? NULL : &ts,
+                            (const sigset_t *)c->sigmask)
+                    : 0;
     if (n > 0)
       return JC_OK;
     if (n < 0 && errno == EINTR)
@@ -220,6 +230,13 @@ static int connect_tcp(jc_conn *c) {
   return st;
 }
 
+/* A connection to the endpoint, and what its framing says first. */
+static int connect_endpoint(jc_conn *c) {
+  int st = c->ep->unix_path ? connect_unix(c) : connect_tcp(c);
+  const jc_framing_ops *fx = &jc_framings[c->ep->framing];
+  return st == JC_OK && fx->open ? fx->open(c) : st;
+}
+
 void jc_rearm(jc_conn *c) {
   clock_gettime(CLOCK_MONOTONIC, &c->deadline);
   c->deadline.tv_sec += c->ep->timeout_ms / 1000;
@@ -264,7 +281,7 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
     /* --wait: quiet while nothing listens, the last refusal said. */
     c->retrying = ep->wait_ms > 0 && waiting(c);
     jc_rearm(c);
-    int st = ep->unix_path ? connect_unix(c) : connect_tcp(c);
+    int st = connect_endpoint(c);
     if (st != JC_ERR || !c->nobody || !c->retrying)
       return st;
     nanosleep(&(struct timespec){.tv_nsec = 100 * 1000000}, NULL);
@@ -274,6 +291,9 @@ int jc_connect(jc_conn *c, const jc_endpoint *ep) {
 /* The socket closed and what was read from it dropped; the buffer is
  * kept for another connection. */
 static void disconnect(jc_conn *c) {
+  /* A connection never made has no endpoint. */
+  if (c->fd >= 0 && c->ep && jc_framings[c->ep->framing].close)
+    jc_framings[c->ep->framing].close(c);
   if (c->ssl)
     jc_tls_free(c);
   if (c->fd >= 0)
@@ -282,12 +302,13 @@ static void disconnect(jc_conn *c) {
   c->len = c->consumed = 0;
   c->resp.kind = 0;
   c->pending = 0;
-  c->used = c->closing = false;
+  c->used = c->closing = c->done = false;
+  c->ws.open = c->ws.close_sent = c->ws.close_seen = false;
 }
 
 int jc_reconnect(jc_conn *c) {
   disconnect(c);
-  return c->ep->unix_path ? connect_unix(c) : connect_tcp(c);
+  return connect_endpoint(c);
 }
 
 int jc_write_all(jc_conn *c, const char *p, size_t n) {
@@ -318,10 +339,15 @@ int jc_send(jc_conn *c, const char *data, size_t n) {
   return jc_framings[c->ep->framing].send(c, data, n);
 }
 
-void jc_send_done(jc_conn *c) {
-  /* HTTP: each request has its own response; the connection stays. */
-  if (c->ep->framing == JC_HTTP)
+void jc_send_done(jc_conn *c, bool owed) {
+  const jc_framing_ops *fx = &jc_framings[c->ep->framing];
+  if (fx->done) {
+    fx->done(c, owed);
     return;
+  }
+  if (c->done)
+    return;
+  c->done = true;
   if (c->ssl)
     jc_tls_shutdown(c);
   else
@@ -441,6 +467,19 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
               jc_endpoint_desc(c->ep), c->len);
       return JC_ERR;
     }
+    long r = jc_read_more(c, "waiting for the reply");
+    if (r < 0)
+      return (int)r; /* said already */
+    if (r == 0) {
+      if (c->len == 0)
+        return closed(c);
+      at_eof = true; /* HTTP: it may end a body without a length */
+    }
+  }
+}
+
+long jc_read_more(jc_conn *c, const char *doing) {
+  for (;;) {
     if (c->cap - c->len < 65536) {
       size_t cap = c->cap ? c->cap * 2 : 65536;
       char *nb = realloc(c->buf, cap);
@@ -453,22 +492,14 @@ int jc_recv(jc_conn *c, const char **frame, size_t *n) {
     }
     ssize_t r = c->ssl ? jc_tls_read(c, c->buf + c->len, c->cap - c->len)
                        : recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-    if (c->ssl && r < 0)
-      return (int)r; /* said already */
-    if (r > 0) {
-      c->len += (size_t)r;
-      continue;
-    }
-    if (r == 0) {
-      if (c->len == 0)
-        return closed(c);
-      at_eof = true; /* HTTP: it may end a body without a length */
-      continue;
+    if (r >= 0 || c->ssl) {
+      c->len += r > 0 ? (size_t)r : 0;
+      return r;
     }
     if (errno == EINTR)
       continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int st = jc_wait(c, POLLIN, "waiting for the reply");
+      int st = jc_wait(c, POLLIN, doing);
       if (st != JC_OK)
         return st;
       continue;

@@ -14,11 +14,16 @@ typedef enum {
   JC_LENGTH,
   JC_HTTP,
   JC_CONTENT_LENGTH,
+  JC_WEBSOCKET,
   JC_FRAMINGS
 } jc_framing;
 
 /* A reply larger than this is refused rather than buffered. */
 #define JC_MAX_FRAME (256u << 20)
+
+/* Set by --follow's SIGINT and SIGTERM handler: a wait then ends with
+ * JC_STOPPED instead of going on. */
+extern volatile int jc_stop;
 
 typedef struct {
   const char *unix_path; /* exactly one of unix_path and tcp is set */
@@ -66,12 +71,22 @@ typedef struct {
   } resp;
   unsigned pending;
   bool used, closing;
+  bool done; /* jc_send_done: no more requests */
   /* --wait: until when a refused connect is tried again, quietly; and
    * whether the last connect found nothing listening. */
   struct timespec wait_until;
   bool retrying, nobody;
   /* TLS: the server asked for a client certificate and we had none. */
   bool cert_asked;
+  /* --follow: waits have no deadline (forever), and SIGINT and SIGTERM,
+   * blocked otherwise, are let through only while waiting (sigmask). */
+  bool forever;
+  const void *sigmask;
+  /* WebSocket (websocket.c): the handshake done, our close sent, the
+   * server's received. */
+  struct {
+    bool open, close_sent, close_seen;
+  } ws;
 } jc_conn;
 
 /* Results of the calls below; errors have been reported on stderr. */
@@ -80,6 +95,7 @@ enum {
   JC_EOF = 1,      /* jc_recv: the server closed between frames */
   JC_ERR = -1,     /* connection or framing error */
   JC_TIMEOUT = -2, /* the deadline passed */
+  JC_STOPPED = -3, /* SIGINT or SIGTERM while waiting (--follow) */
 };
 
 /* "unix:PATH", "tcp:HOST:PORT" or the URL, for messages. */
@@ -87,8 +103,11 @@ const char *jc_endpoint_desc(const jc_endpoint *ep);
 int jc_connect(jc_conn *c, const jc_endpoint *ep);
 /* Sends one frame (the framing's prefix or newline is added here). */
 int jc_send(jc_conn *c, const char *data, size_t n);
-/* No more requests: shuts down the writing half. */
-void jc_send_done(jc_conn *c);
+/* No more requests (once; later calls do nothing): the writing half shut
+ * down, or what the framing's row says. OWED: replies are still due (a
+ * WebSocket then waits for them before it closes: call again once they
+ * are in). */
+void jc_send_done(jc_conn *c, bool owed);
 /* The next frame; *frame stays valid until the next jc_recv or jc_close. */
 int jc_recv(jc_conn *c, const char **frame, size_t *n);
 void jc_close(jc_conn *c);
@@ -111,16 +130,27 @@ int jc_write_all(jc_conn *c, const char *p, size_t n);
 /* Closes the socket and connects again to the same endpoint, within what
  * is left of the deadline; nothing may be buffered. */
 int jc_reconnect(jc_conn *c);
+/* Reads what comes next onto the end of c->buf, waiting within the
+ * deadline (DOING says for what): the number of bytes, 0 at the end, or
+ * JC_ERR, JC_TIMEOUT or JC_STOPPED (errors said on stderr). */
+long jc_read_more(jc_conn *c, const char *doing);
 
-/* A framing as a row of operations: its -f name, how one request goes
- * out (its prefix, newline or head added), and how a whole reply is found
+/* A framing as a row of operations: its -f name, what is said on a new
+ * connection before any request (NULL: nothing; WebSocket's handshake),
+ * how one request goes out (its prefix, newline or head added), what
+ * ends the requests (NULL: shutting down the writing half), what is
+ * said before the connection closes (NULL: nothing), and how a whole
+ * reply is found
  * at the start of c->buf: 1 with the payload at *skip, *n bytes long, the
  * frame *total bytes in all; 2 an HTTP response without a reply (204); 0
  * not whole yet; -1 an error said on stderr. AT_EOF: the server closed,
  * which ends an HTTP body that has no length. */
 typedef struct {
   const char *name;
+  int (*open)(jc_conn *c);
   int (*send)(jc_conn *c, const char *data, size_t n);
+  void (*done)(jc_conn *c, bool owed);
+  void (*close)(jc_conn *c);
   int (*frame)(jc_conn *c, bool at_eof, size_t *skip, size_t *n, size_t *total);
 } jc_framing_ops;
 extern const jc_framing_ops jc_framings[JC_FRAMINGS];
@@ -138,16 +168,32 @@ bool jc_next_line(const jc_conn *c, size_t *pos, const char **line, size_t *n);
  * them: 401 explained in terms of the token). AT_EOF: the server closed,
  * which ends a body that has no length. */
 int jc_http_send(jc_conn *c, const char *body, size_t n);
+/* Nothing: each request has its own response; the connection stays. */
+void jc_http_done(jc_conn *c, bool owed);
 int jc_http_frame(jc_conn *c, bool at_eof);
 /* jc_http_frame as the framing row has it. */
 int jc_http_complete(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
                      size_t *total);
-/* An http:// or https:// URL into EP (tcp, tls, path, host, framing):
- * 0, or -1 with the reason in err. The strings are allocated and live
- * as long as the program. */
+/* An http://, https://, ws:// or wss:// URL into EP (tcp, tls, path,
+ * host, framing: HTTP or WebSocket): 0, or -1 with the reason in err.
+ * The strings are allocated and live as long as the program. */
 int jc_http_url(const char *url, jc_endpoint *ep, char *err, size_t errlen);
 /* Whether WORD starts like a URL jc_http_url takes. */
 bool jc_is_http_url(const char *word);
+/* The head of a request (GET's or POST's) up to its blank line: the
+ * request line METHOD ep->path, Host, User-Agent, then EXTRA (lines
+ * ending in CRLF), -H's headers and the bearer token. Allocated (NULL
+ * after saying why); *n its length. The caller wipes it (the token). */
+char *jc_http_head(const jc_endpoint *ep, const char *method, const char *extra,
+                   size_t *n);
+
+/* websocket.c: the ws:// and wss:// framing's row's operations. */
+int jc_ws_open(jc_conn *c);
+int jc_ws_send(jc_conn *c, const char *data, size_t n);
+void jc_ws_done(jc_conn *c, bool owed);
+void jc_ws_close(jc_conn *c);
+int jc_ws_frame(jc_conn *c, bool at_eof, size_t *skip, size_t *n,
+                size_t *total);
 
 /* content_length.c: the content-length framing's row's operations. */
 int jc_cl_send(jc_conn *c, const char *data, size_t n);

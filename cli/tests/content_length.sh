@@ -44,12 +44,6 @@ EOF2
   } >"$T/jrpcd.conf"
 }
 
-# The calls rpc.stats counts for METHOD (0 before the first).
-calls_of() {
-  "$JRPC" -u "$T/jrpcd.sock" --compact rpc.stats |
-    python3 -c 'import json,sys; m=json.load(sys.stdin)["methods"]; print(m.get(sys.argv[1], {}).get("calls", 0))' "$1"
-}
-
 test_round_trips() {
   local sock=$T/cl.sock before
   run cl_call -f content-length -u "$sock" math.add 1 2
@@ -96,7 +90,7 @@ test_mismatches() {
   run cl_on_http -f content-length "tcp://127.0.0.1:$WEB" math.add 1 2
   expect cl_on_http 2 "" "the server answers in HTTP: this is an http listener; use http://127.0.0.1:$WEB/ as the endpoint"
   run cl_bad_name -f lsp -u "$T/cl.sock" math.add 1 2
-  expect cl_bad_name 2 "" '-f: "lsp" is not newline, length, http or content-length'
+  expect cl_bad_name 2 "" '-f: "lsp" is not newline, length, http, content-length or websocket'
   run cl_url -f content-length "http://127.0.0.1:$WEB/" math.add 1 2
   expect cl_url 2 "" "-f content-length: http://127.0.0.1:$WEB/ is an HTTP endpoint"
 }

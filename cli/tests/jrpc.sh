@@ -127,7 +127,7 @@ test_endpoints() {
     expect xdg 0 6
   fi
   run bad_framing -f lines math.add 1 2
-  expect bad_framing 2 "" '-f: "lines" is not newline, length, http or content-length'
+  expect bad_framing 2 "" '-f: "lines" is not newline, length, http, content-length or websocket'
   run bad_tcp -t nocolon math.add 1 2
   expect bad_tcp 2 "" '"nocolon" is not HOST:PORT'
   run timeout --timeout 300 sleep.ms 5000

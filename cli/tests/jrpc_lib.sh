@@ -73,6 +73,19 @@ jrpc_args() {
   JRPC=$(realpath -e -- "$5") || die "jrpc not found: $5"
 }
 
+# stats_of PY: the python3 expression PY of rpc.stats' result `r`, asked
+# on $T/jrpcd.sock.
+stats_of() {
+  "$JRPC" -u "$T/jrpcd.sock" --compact rpc.stats |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+
+# calls_of METHOD: the calls rpc.stats counts for METHOD (0 before the
+# first).
+calls_of() {
+  stats_of "r[\"methods\"].get(\"$1\", {}).get(\"calls\", 0)"
+}
+
 # conf_head: a config's start for start_jrpcd: [server] with two workers
 # and the sample plugins' folder, and the Unix listener $T/jrpcd.sock.
 conf_head() {

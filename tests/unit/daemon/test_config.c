@@ -661,7 +661,8 @@ static void test_errors(void **state) {
                "max_pending_calls_total, max_push_bytes, push_overflow, "
                "max_subscriptions_per_connection, max_subscriptions, "
                "parser_auto_threshold, "
-               "early_reply_frames, frame_timeout_ms, ws_ping_ms, call_timeout_ms, "
+               "early_reply_frames, frame_timeout_ms, ws_ping_ms, "
+               "call_timeout_ms, "
                "thread_pool, max_header_bytes, drain_ms, validate_params, "
                "slow_call_ms, access_log, access_log_format)");
   expect_error("[server]\nWorkers = 2\n", 2, "[server] Workers: unknown key",
