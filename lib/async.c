@@ -435,8 +435,9 @@ static void call_cancel(jrpc__engine_t *e, jrpc__deferred_t *d,
   call_ended(e, d, how);
   atomic_store_explicit(&d->cancelled, 1, memory_order_release);
   if (how == JRPC__END_GONE) {
-    jrpc__link_drop(&d->at_sink); /* its connection's list is being taken apart */
-    if (e->on_call) /* nobody to answer: logged as cancelled, nothing sent */
+    jrpc__link_drop(
+        &d->at_sink); /* its connection's list is being taken apart */
+    if (e->on_call)   /* nobody to answer: logged as cancelled, nothing sent */
       deferred_logged(e, d, JRPC_REQUEST_CANCELLED, 0);
   } else if (e->dispatching) {
     /* $/cancelRequest in the middle of a frame whose reply is half
