@@ -331,11 +331,15 @@ def wait_subscriptions(d, n):
     return live
 
 
-def live_subscriptions(d):
+def rpc_stats(d):
     c = d.connect("unl")
     r = c.call("rpc.stats", [], 1)
     c.close()
-    return r["result"].get("push", {}).get("subscriptions")
+    return r["result"]
+
+
+def live_subscriptions(d):
+    return rpc_stats(d).get("push", {}).get("subscriptions")
 
 
 def check_close_ends(d):
@@ -392,6 +396,163 @@ def check_storm(d):
            "none left, jrpcd grew %d KiB" % grown)
     for c in conns + [pub]:
         c.close()
+
+
+def close_abruptly(c, how):
+    """Ends a subscriber the way a crashing or impatient client does: an
+    RST (SO_LINGER 0), a read of part of what is queued then a close, a
+    FIN while the daemon still has output for it, or a close with a
+    pipelined batch of calls still unanswered."""
+    try:
+        if how == "rst":
+            c.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                           struct.pack("ii", 1, 0))
+        elif how == "half-read":
+            c.s.settimeout(0.2)
+            c.s.recv(3000)
+        elif how == "fin":
+            c.s.shutdown(socket.SHUT_WR)
+        elif how == "in-flight":
+            c.send([{"jsonrpc": "2.0", "method": "pubsub.publish",
+                     "params": ["nobody", "z" * 1000], "id": k}
+                    for k in range(20)])
+    except OSError:
+        pass  # the daemon may already have closed it (TLS, a full queue)
+    c.close()
+
+
+def check_disconnects(d, names):
+    """Disconnects in the middle of a fan-out: 20 subscribers over every
+    framing (and so both workers) on one channel, some on a second one
+    too; a publisher pipelines 2 KB messages while victims that do not
+    read (their notifications queued in the daemon) are closed at random
+    points in four ways and new ones subscribe. After: jrpcd answers, the
+    survivors, which keep up, got every message once and in order, and
+    the live subscriptions return to the base."""
+    import random
+    seed = int(os.environ.get("PUSH_SEED", time.time()))
+    rng = random.Random(seed)
+    base = live_subscriptions(d)
+    survivors = []  # (conn, {subscription id: channel})
+    for k in range(8):
+        c = d.connect(names[k % len(names)])
+        subs = {subscribe(c, "fan", 1): "fan"}
+        if k % 2:
+            subs[subscribe(c, "fan2", 2)] = "fan2"
+        survivors.append((c, subs))
+    victims = []
+
+    def new_victim(k):
+        c = d.connect(names[k % len(names)])
+        c.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        subscribe(c, "fan", 1)
+        if k % 3 == 0:
+            subscribe(c, "fan2", 2)
+        victims.append(c)
+
+    for k in range(12):
+        new_victim(k)
+    stats = rpc_stats(d)
+    spread = [w["connections"] for w in stats["workers"]]
+    if len(spread) != 2 or min(spread) < 5:
+        fail("disconnects: the 20 subscribers are not over both workers: "
+             "%r" % spread)
+    dropped0 = stats["push"]["dropped"]
+    received = [dict((sid, []) for sid in subs) for _, subs in survivors]
+    lagged = [0] * len(survivors)
+
+    def read(i):
+        c, subs = survivors[i]
+        ends = 0
+        while ends < len(subs):
+            try:
+                m = c.recv()
+            except (socket.timeout, EOFError, OSError) as e:
+                fail("survivor %d (%s): %s" % (i, c.framing, e))
+                return
+            p = m.get("params", {})
+            if m.get("method") == "rpc.lagged":
+                lagged[i] += p["dropped"]
+            elif p.get("result", {}).get("message") == "end":
+                ends += 1
+            else:
+                received[i][p["subscription"]].append(
+                    p["result"]["message"]["n"])
+
+    readers = [threading.Thread(target=read, args=(i,))
+               for i in range(len(survivors))]
+    for t in readers:
+        t.start()
+    pub = d.connect("ulen")
+    payload = "p" * 2000
+    sent = {"fan": 0, "fan2": 0}
+    closes = dict.fromkeys(("rst", "half-read", "fin", "in-flight"), 0)
+    for rnd in range(60):
+        batch = []
+        for k in range(10):
+            ch = "fan2" if k % 4 == 3 else "fan"
+            batch.append({"jsonrpc": "2.0", "method": "pubsub.publish",
+                          "params": [ch, {"n": sent[ch], "p": payload}],
+                          "id": k})
+            sent[ch] += 1
+        pub.send(batch)
+        if rnd % 2 and victims:
+            how = rng.choice(sorted(closes))
+            closes[how] += 1
+            close_abruptly(victims.pop(rng.randrange(len(victims))), how)
+            new_victim(rnd)
+        r = pub.recv()
+        if [x.get("result") for x in r] != [True] * 10:
+            fail("disconnects: a publish batch answered %r" % r[:1])
+            break
+        # the survivors keep up (each round is well under max_push_bytes),
+        # so any loss of theirs is the daemon's, not a lag
+        end = time.time() + DEADLINE_S
+        while time.time() < end and any(
+                t.is_alive() and len(received[i][sid]) + lagged[i] < sent[ch]
+                for i, (t, (_, subs)) in enumerate(zip(readers, survivors))
+                for sid, ch in subs.items()):
+            time.sleep(0.002)
+    for ch in sent:
+        pub.call("pubsub.publish", [ch, "end"], 99)
+    for t in readers:
+        t.join(DEADLINE_S)
+    bad = 0
+    for i, (c, subs) in enumerate(survivors):
+        for sid, ch in subs.items():
+            seq = received[i][sid]
+            if seq != list(range(sent[ch])):
+                fail("disconnects: survivor %d (%s) on %s got %d of %d, "
+                     "in order %r" % (i, c.framing, ch, len(seq), sent[ch],
+                                      seq == sorted(set(seq))))
+                bad += 1
+        if lagged[i]:
+            fail("disconnects: survivor %d told of %d dropped: it kept up"
+                 % (i, lagged[i]))
+            bad += 1
+        if next_is_reply(c, 77).get("id") != 77:
+            fail("disconnects: survivor %d got more after the end" % i)
+            bad += 1
+    for c in victims:
+        close_abruptly(c, "rst")
+    want = base + sum(len(subs) for _, subs in survivors)
+    left = wait_subscriptions(d, want)
+    for c, _ in survivors:
+        c.close()
+    pub.close()
+    after = wait_subscriptions(d, base)
+    if left != want or after != base:
+        fail("disconnects: %r subscriptions with the survivors (want %d), "
+             "%r after them (base %d)" % (left, want, after, base))
+    dropped = rpc_stats(d)["push"]["dropped"] - dropped0
+    if not dropped:
+        fail("disconnects: no victim's queue was ever full (nothing dropped)")
+    elif not bad:
+        ok("disconnects mid-fan-out (seed %d; closes %r): %d survivors got "
+           "all %d messages once, in order; victims' queues were full (%d "
+           "dropped); subscriptions back to %d"
+           % (seed, closes, len(survivors), sum(sent.values()), dropped,
+              base))
 
 
 def check_metrics(d):
@@ -780,6 +941,7 @@ def main():
         check_close_ends(d)
         check_http_refused(d)
         check_storm(d)
+        check_disconnects(d, names)
         check_metrics(d)
         check_burst(d)
         check_slow_subscriber(d)
