@@ -11,7 +11,10 @@ once and in order, as the notification shape of geth and jsonrpsee;
 unsubscribe answers true, then false, and false for another connection's
 id; a closed connection's subscriptions end (rpc.stats counts them);
 subscribing over HTTP POST answers -32010; a storm of subscribe and
-unsubscribe pairs under publishing leaves nothing behind; /metrics has the
+unsubscribe pairs under publishing leaves nothing behind; subscribers
+closed at random points of a fan-out (RST, half-read, FIN, calls in flight)
+while others subscribe leave the survivors every message once and in order
+and no subscription behind; /metrics has the
 push counters; max_subscriptions_per_connection
 answers -32011; a subscriber that stops reading under a fast publisher
 costs the daemon bounded memory, another subscriber keeps receiving, and
