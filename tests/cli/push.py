@@ -37,6 +37,7 @@ Usage: push.py JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT [burst]
 """
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -432,7 +433,6 @@ def check_disconnects(d, names):
     points in four ways and new ones subscribe. After: jrpcd answers, the
     survivors, which keep up, got every message once and in order, and
     the live subscriptions return to the base."""
-    import random
     seed = int(os.environ.get("PUSH_SEED", time.time()))
     rng = random.Random(seed)
     base = live_subscriptions(d)
