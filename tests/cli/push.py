@@ -435,6 +435,7 @@ def check_disconnects(d, names):
     the live subscriptions return to the base."""
     seed = int(os.environ.get("PUSH_SEED", time.time()))
     rng = random.Random(seed)
+    print("disconnects: PUSH_SEED=%d repeats this run's closes" % seed)
     base = live_subscriptions(d)
     survivors = []  # (conn, {subscription id: channel})
     for k in range(8):
