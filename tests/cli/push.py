@@ -66,11 +66,19 @@ def ok(msg):
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    # Below the kernel's ephemeral range (32768 and up), as lib.sh's
+    # free_port: a port the kernel hands out at random may become a
+    # client socket of a test running beside this one before jrpcd binds.
+    for port in random.sample(range(20000, 32000), 50):
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise RuntimeError("no free TCP port found")
 
 
 class Conn:
