@@ -7,8 +7,9 @@
  * and mallocs per frame and per message (3.26x a newline call's
  * instructions for a small call, BENCHMARKS.md). So the common frame (a
  * whole, final, masked text or binary frame) is read here where it lies,
- * as a newline frame is: unmasked in place 8 bytes at a time, UTF-8
- * checked with an ASCII fast path, dispatched from the stream's buffer.
+ * as a newline frame is: unmasked in place with the CPU's widest vectors
+ * (ws_mask.h), which also tell whether it is all ASCII (then it needs no
+ * UTF-8 check), and dispatched from the stream's buffer.
  * Every other frame (control frames, fragments, frames over the limit or
  * breaking the protocol) goes to wslay, one whole frame at a time so that
  * its reader always begins at a frame's start; it reassembles fragments
@@ -26,12 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wslay/wslay.h>
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "common.h"
 #include "sha1.h"
+#include "ws_mask.h"
 
 typedef struct jrpc__ws {
   wslay_event_context_ptr ctx;
@@ -410,38 +409,6 @@ static int utf8_valid(const unsigned char *p, size_t n) {
   return 1;
 }
 
-/* The client's masking undone in place, 16 bytes at a time where SSE2 is
- * (every x86-64), then 8; 1 if every byte is ASCII (then it is UTF-8 too,
- * with nothing more to look at). */
-static int unmask(unsigned char *p, size_t n, const unsigned char key[4]) {
-  uint32_t k4;
-  memcpy(&k4, key, 4);
-  uint64_t k8 = (uint64_t)k4 << 32 | k4, high = 0;
-  size_t i = 0;
-#if defined(__x86_64__) && defined(__SSE2__)
-  const __m128i k16 = _mm_set1_epi32((int)k4);
-  __m128i high16 = _mm_setzero_si128();
-  for (; i + 16 <= n; i += 16) {
-    __m128i w = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + i)), k16);
-    high16 = _mm_or_si128(high16, w);
-    _mm_storeu_si128((__m128i *)(p + i), w);
-  }
-  high = _mm_movemask_epi8(high16) ? 0x80 : 0; /* a high bit seen */
-#endif
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    w ^= k8;
-    high |= w;
-    memcpy(p + i, &w, 8);
-  }
-  for (; i < n; i++) {
-    p[i] ^= key[i & 3];
-    high |= p[i];
-  }
-  return !(high & 0x8080808080808080ull);
-}
-
 static int close_with(jrpc__stream_t *s, uint16_t status, const char *why);
 
 /* The frames read here: final, masked, no RSV bit, and text or binary
@@ -486,7 +453,7 @@ static size_t frame_at(const jrpc__ws_t *ws, uint64_t *len, int *fast) {
 static int fast_frame(jrpc__ws_t *ws, size_t hdr, size_t n) {
   jrpc__stream_t *s = ws->s;
   unsigned char *b = (unsigned char *)s->buf + s->rd;
-  int ascii = unmask(b + hdr, n, b + hdr - 4);
+  int ascii = jrpc__ws_unmask(b + hdr, n, b + hdr - 4);
   if ((b[0] & 0x0f) == WSLAY_TEXT_FRAME && !ascii && !utf8_valid(b + hdr, n)) {
     s->rd = s->wr;
     return close_with(s, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,

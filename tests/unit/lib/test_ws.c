@@ -21,6 +21,7 @@
 #include "stream.h"
 #include "testutil.h"
 #include "ws.h"
+#include "ws_mask.h"
 
 #define MAX_FRAME 100000
 
@@ -455,6 +456,69 @@ static void test_utf8(void **state) {
   }
 }
 
+static const char *const mask_kernels[] = {"swar", "sse2", "avx2"};
+#define N_MASK_KERNELS (sizeof(mask_kernels) / sizeof(mask_kernels[0]))
+
+/* Each unmasking kernel against a byte-at-a-time XOR, at every length up
+ * to past two 64-byte steps: the bytes restored, none touched outside the
+ * payload, and "all ASCII" false for a high bit at any one position (so
+ * across each 8-, 16-, 32- and 64-byte step's edges). */
+static void test_unmask_kernels(void **state) {
+  (void)state;
+  static const unsigned char key[4] = {0x9b, 0x05, 0xe3, 0x71};
+  unsigned char want[200], got[200 + 16];
+  for (size_t i = 0; i < sizeof(want); i++)
+    want[i] = (unsigned char)(0x21 + (i * 37) % 94);
+  for (size_t k = 0; k < N_MASK_KERNELS; k++) {
+    if (jrpc__ws_mask_use(mask_kernels[k]) != 0) {
+      printf("# this CPU has no %s: not tested\n", mask_kernels[k]);
+      continue;
+    }
+    for (size_t n = 0; n <= 140; n++)
+      for (size_t bad = 0; bad <= n; bad++) { /* bad == n: none */
+        memset(got, 0xee, sizeof(got));
+        for (size_t i = 0; i < n; i++)
+          got[8 + i] =
+              (unsigned char)((want[i] | (i == bad ? 0x80 : 0)) ^ key[i % 4]);
+        int ascii = jrpc__ws_unmask(got + 8, n, key);
+        assert_int_equal(ascii, bad == n);
+        for (size_t i = 0; i < n; i++)
+          assert_int_equal(got[8 + i], want[i] | (i == bad ? 0x80 : 0));
+        for (size_t i = 0; i < 8; i++) {
+          assert_int_equal(got[i], 0xee);
+          assert_int_equal(got[8 + n + i], 0xee);
+        }
+      }
+  }
+  assert_int_equal(jrpc__ws_mask_use(NULL), 0);
+}
+
+/* A text message that is not UTF-8 at any one byte of 100 (a stray
+ * continuation byte, a lead byte cut short by ASCII) closes with 1007, with
+ * each kernel: the ASCII answer and the UTF-8 check agree at every edge. */
+static void test_utf8_each_position(void **state) {
+  tu_fixture *f = *state;
+  static const char *const bad[] = {"\x80",
+                                    "\xc3"
+                                    "a",
+                                    "\xe2\x82"
+                                    "a"};
+  char msg[100];
+  for (size_t k = 0; k < N_MASK_KERNELS; k++) {
+    if (jrpc__ws_mask_use(mask_kernels[k]) != 0)
+      continue;
+    for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++)
+      for (size_t pos = 0; pos + strlen(bad[b]) <= sizeof(msg); pos++) {
+        memset(msg, 'a', sizeof(msg));
+        memcpy(msg + pos, bad[b], strlen(bad[b]));
+        buf_t fr = {.n = 0};
+        frame(&fr, 1, 1, msg, sizeof(msg), 0);
+        expect_close(&f->eng, &fr, 1007);
+      }
+  }
+  assert_int_equal(jrpc__ws_mask_use(NULL), 0);
+}
+
 static void test_binary_not_utf8(void **state) {
   tu_fixture *f = *state;
   buf_t fr = {.n = 0};
@@ -626,6 +690,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fragments, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_codes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_utf8, setup, teardown),
+      cmocka_unit_test(test_unmask_kernels),
+      cmocka_unit_test_setup_teardown(test_utf8_each_position, setup, teardown),
       cmocka_unit_test_setup_teardown(test_binary_not_utf8, setup, teardown),
       cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
