@@ -15,13 +15,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../../tests/cli/lib.sh
-source "$here/../../tests/cli/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=jrpc_lib.sh
-source "$here/jrpc_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=tls_lib.sh
-source "$here/tls_lib.sh"
-
+source "$here/tls_lib.sh" # tests/cli/lib.sh and jrpc_lib.sh with it
 jrpc_args "$@"
 
 ports_and_conf() {

@@ -1,6 +1,13 @@
-# tls_lib.sh - a test CA and certificates it signs, for tls_verify.sh and
-# completion.sh; sourced after tests/cli/lib.sh (it writes into $T).
+# tls_lib.sh - a test CA and certificates it signs, for the client tests
+# that speak TLS; it brings tests/cli/lib.sh and jrpc_lib.sh with it (its
+# functions write into their $T).
 # shellcheck shell=bash
+
+tls_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../tests/cli/lib.sh
+source "$tls_lib_dir/../../tests/cli/lib.sh"
+# shellcheck source=jrpc_lib.sh
+source "$tls_lib_dir/jrpc_lib.sh"
 
 # test_ca: $T/ca.pem and $T/ca.key, a CA for two days.
 test_ca() {
