@@ -188,16 +188,7 @@ test_refused() {
 }
 
 main() {
-  TLS=1
-  if "$JRPCD" -V | grep -q "^TLS: no"; then
-    TLS=0
-  fi
-  setup_tmp
-  umask 077
-  if ((TLS)); then
-    test_ca
-    mkcert server localhost "IP:127.0.0.1,DNS:localhost"
-  fi
+  tls_setup
   start_jrpcd ports_and_conf
   test_endpoints
   test_output

@@ -30,3 +30,19 @@ tls_listener() {
   printf '[listen %s]\ntcp = 127.0.0.1:%s\ntls_cert = %s/%s.pem\ntls_key = %s/%s.key\n' \
     "$1" "$2" "$T" "$3" "$T" "$3"
 }
+
+# tls_setup: $T made (umask 077 from here on); TLS=1 and $T/server.pem
+# (localhost, 127.0.0.1) signed by the test CA when jrpcd has TLS, else
+# TLS=0.
+tls_setup() {
+  TLS=1
+  if "$JRPCD" -V | grep -q "^TLS: no"; then
+    TLS=0
+  fi
+  setup_tmp
+  umask 077
+  if ((TLS)); then
+    test_ca
+    mkcert server localhost "IP:127.0.0.1,DNS:localhost"
+  fi
+}

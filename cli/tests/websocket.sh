@@ -143,16 +143,7 @@ test_frames() {
 }
 
 main() {
-  TLS=1
-  if "$JRPCD" -V | grep -q "^TLS: no"; then
-    TLS=0
-  fi
-  setup_tmp
-  umask 077
-  if ((TLS)); then
-    test_ca
-    mkcert server localhost "IP:127.0.0.1,DNS:localhost"
-  fi
+  tls_setup
   "$JRPCD" --hash-token app 2>"$T/app.token" >"$T/tokens" || die "--hash-token failed"
   start_jrpcd ports_and_conf
   test_round_trips

@@ -184,8 +184,7 @@ big_group_check() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_cmd socat
   ((EUID == 0)) || missing "calling as another uid needs root"
   command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"

@@ -500,8 +500,7 @@ test_units_verified() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_file "$ACTIVATE" "tests/tools/sd_activate"
   need_file "$NOTIFY_RECV" "tests/tools/sd_notify_recv"
   need_file "$FX_ENV" "tests/tools/fx_env.so"

@@ -327,8 +327,7 @@ SH
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_file "$HANDLERS/echo.so" "the echo plugin"
   need_file "$BENCH" jrpc-bench
   need_file "$ECHO" echo-server

@@ -229,8 +229,7 @@ test_builtin() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_file "$ROOT/man/jrpcd.8" man/jrpcd.8
   setup_tmp
   test_version

@@ -308,6 +308,16 @@ stop_daemon() {
   fi
 }
 
+# need_daemon PLUGIN...: the jrpcd under test and the sample plugins the
+# test serves are built (a missing one is a skip, or under CI a failure).
+need_daemon() {
+  local name
+  need_file "$JRPCD" jrpcd
+  for name in "$@"; do
+    need_file "$HANDLERS/$name.so" "the $name plugin"
+  done
+}
+
 # conf_server [WORKERS]: the [server] section the configs here start with,
 # WORKERS workers (default 2) and the plugins of this build; a test's own
 # [server] keys may follow it. For $(conf_server) inside a config heredoc.

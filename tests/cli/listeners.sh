@@ -14,8 +14,7 @@ cli_args "$@"
 
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_cmd socat
   setup_tmp
   # The open-file limit is its own ctest entry (cli_listeners_fd_limit),

@@ -242,8 +242,7 @@ test_plugin_keys() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   setup_tmp
   test_long_options
   test_dump_roundtrip

@@ -194,8 +194,7 @@ bad_conf() { # NAME EXPECTED-MESSAGE PEERS-LINE KIND-LINE
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_cmd socat
   command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
   ((EUID == 0)) || missing "calling as another uid needs root"

@@ -288,8 +288,7 @@ test_regular_file() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_file "$FX/fx_good.so" "fixture fx_good"
   need_cmd socat
   setup_tmp

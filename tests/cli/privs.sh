@@ -44,8 +44,7 @@ expect_ids() { # NAME PID WANT
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_cmd socat
   ((EUID == 0)) || missing "starting as root and switching needs root"
   command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"

@@ -23,8 +23,7 @@ source "$here/readme_lib.sh"
 readonly MARKER=curl-examples
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_file "$README" README.md
   need_cmd curl
   setup_tmp

@@ -89,8 +89,7 @@ start() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_file "$README" README.md
   need_cmd socat
   setup_tmp

@@ -48,8 +48,7 @@ test_term_at_once() {
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   setup_tmp
   test_term_at_once
   finish

@@ -18,8 +18,7 @@ cli_args "$@"
 
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_cmd socat
   setup_tmp
   local sock=$T/jrpcd.sock inode_b

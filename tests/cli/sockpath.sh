@@ -335,8 +335,7 @@ while time.time() < end:
 }
 
 main() {
-  need_file "$JRPCD" jrpcd
-  need_file "$HANDLERS/math.so" "the math plugin"
+  need_daemon math
   need_cmd socat
   local jrpc
   jrpc=$(realpath -e -- "$(dirname "$JRPCD")/../cli/jrpc") || die "jrpc not found beside $JRPCD (cli/jrpc)"

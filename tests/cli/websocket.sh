@@ -229,12 +229,7 @@ tcp = 127.0.0.1:$tport
 framing = http
 websocket = yes
 tokens_file = $T/tokens
-[plugin math]
-path = math.so
-[plugin echo]
-path = echo.so
-[plugin sleep]
-path = sleep.so
+$(conf_plugins math echo sleep)
 CONF
   npm_install "$WS" "$OPENRPC"
   write_client

@@ -826,6 +826,16 @@ void e2e_roundtrip(e2e_conn_t *c, int id) {
   e2e_expect(c, want);
 }
 
+char *e2e_call_copy(e2e_conn_t *c, const char *payload) {
+  e2e_send(c, payload);
+  const char *p;
+  size_t n;
+  assert_int_equal(e2e_recv(c, &p, &n, E2E_REPLY_MS), 1);
+  char *copy = e2e_calloc(n + 1, 1);
+  memcpy(copy, p, n);
+  return copy;
+}
+
 long long e2e_num_after(const char *json, const char *scope, const char *key) {
   const char *s = strstr(json, scope);
   if (!s)

@@ -141,6 +141,9 @@ void e2e_flush(e2e_conn_t *c);
 int e2e_recv(e2e_conn_t *c, const char **p, size_t *n, int ms);
 /* math.add [id,id] answered with 2 * id, byte for byte; asserts. */
 void e2e_roundtrip(e2e_conn_t *c, int id);
+/* Sends payload and returns a NUL-terminated copy of its one reply (free
+ * with e2e_free); fails the test when none comes. */
+char *e2e_call_copy(e2e_conn_t *c, const char *payload);
 /* Asserts that the next reply is exactly `expected` (byte for byte; shown
  * as JSON on mismatch). */
 #define e2e_expect(c, expected) e2e_expect_((c), (expected), __FILE__, __LINE__)

@@ -31,13 +31,7 @@ static uint64_t stat_of(const char *json, const char *scope, const char *key) {
 #define STATS_REQ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc.stats\",\"id\":0}"
 
 static char *fetch_stats(e2e_conn_t *c) {
-  e2e_send(c, STATS_REQ);
-  const char *p;
-  size_t n;
-  assert_int_equal(e2e_recv(c, &p, &n, E2E_REPLY_MS), 1);
-  char *copy = e2e_calloc(n + 1, 1);
-  memcpy(copy, p, n);
-  return copy;
+  return e2e_call_copy(c, STATS_REQ);
 }
 
 /* Sends n sleep.ms calls of ms each at once, then takes their n replies

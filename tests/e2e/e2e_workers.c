@@ -53,13 +53,7 @@ typedef struct hammer {
 } hammer_t;
 
 static char *kv_stats(e2e_conn_t *c) {
-  e2e_send(c, REQ("kv.stats", "[]", "0"));
-  const char *p;
-  size_t n;
-  assert_int_equal(e2e_recv(c, &p, &n, E2E_REPLY_MS), 1);
-  char *copy = e2e_calloc(n + 1, 1);
-  memcpy(copy, p, n);
-  return copy;
+  return e2e_call_copy(c, REQ("kv.stats", "[]", "0"));
 }
 
 /* Request j of client i: set, get and del of its own keys (whose replies
