@@ -165,10 +165,11 @@ static void warn_not_applied(const jrpcd_config_t *was,
     const jrpcd_key_t *k = &jrpcd_keys[i];
     if (!k->restart)
       continue;
-    if (k->section == JRPCD_SEC_SERVER && !jrpcd_key_same(k, was, now))
-      jrpcd_warn("%s: [server] %s changed, but it takes effect only at a "
+    if ((k->section == JRPCD_SEC_SERVER || k->section == JRPCD_SEC_CLUSTER) &&
+        !jrpcd_key_same(k, was, now))
+      jrpcd_warn("%s: [%s] %s changed, but it takes effect only at a "
                  "restart: not applied",
-                 now->file, k->name);
+                 now->file, jrpcd_section_name(k->section), k->name);
     for (size_t j = 0; k->section == JRPCD_SEC_LISTEN && j < now->nlistens; j++)
       for (size_t w = 0; w < was->nlistens; w++)
         if (strcmp(was->listens[w].name, now->listens[j].name) == 0 &&
@@ -177,6 +178,10 @@ static void warn_not_applied(const jrpcd_config_t *was,
                      "at a restart: not applied",
                      now->file, now->listens[j].name, k->name);
   }
+  if (was->has_cluster != now->has_cluster)
+    jrpcd_warn("%s: [cluster] %s, but the broker connection changes only at "
+               "a restart: not applied",
+               now->file, now->has_cluster ? "is new" : "is gone");
   for (size_t j = 0; j < now->nlistens; j++) {
     size_t w = 0;
     while (w < was->nlistens &&
