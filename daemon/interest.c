@@ -9,9 +9,10 @@ struct jrpcd_topic_interest {
   jrpcd_topic_interest_t *next; /* in its bucket */
   jrpcd_topic_interest_t *next_pending;
   uint32_t hash;
-  int count;  /* workers with a subscription on it */
-  int held;   /* subscribed at the broker (the broker's thread's) */
-  int marked; /* on the pending list */
+  int count;    /* workers with a subscription on it */
+  int held;     /* subscribed at the broker (the broker's thread's) */
+  int marked;   /* on the pending list */
+  void *handle; /* the broker's subscription (apply's) */
   size_t key_n;
   char key[];
 };
@@ -131,7 +132,8 @@ int jrpcd_interest_change(jrpcd_interest_t *in, const char *key, size_t key_n,
 
 size_t jrpcd_interest_take(jrpcd_interest_t *in,
                            int (*apply)(void *arg, const char *key,
-                                        size_t key_n, int subscribe),
+                                        size_t key_n, int subscribe,
+                                        void **handle),
                            void *arg) {
   size_t applied = 0;
   pthread_mutex_lock(&in->lock);
@@ -145,7 +147,7 @@ size_t jrpcd_interest_take(jrpcd_interest_t *in,
       /* Only this thread changes held or frees an entry, so t stays while
        * the lock is let go for the broker call. */
       pthread_mutex_unlock(&in->lock);
-      int rc = apply(arg, t->key, t->key_n, want);
+      int rc = apply(arg, t->key, t->key_n, want, &t->handle);
       pthread_mutex_lock(&in->lock);
       if (rc == 0) {
         t->held = want;

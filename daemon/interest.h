@@ -36,12 +36,14 @@ int jrpcd_interest_change(jrpcd_interest_t *in, const char *key, size_t key_n,
 
 /* The broker's thread: for each topic marked since the last call whose
  * wish differs from what the broker holds, apply(arg, key, key_n,
- * subscribe) (1: subscribe, 0: unsubscribe); apply returns 0 when done,
+ * subscribe, handle) (1: subscribe, 0: unsubscribe; *handle is the
+ * topic's, for apply to keep its subscription in); apply returns 0 when done,
  * -1 if it could not (the topic stays marked for the next call). Returns
  * how many it applied. apply runs without the lock held. */
 size_t jrpcd_interest_take(jrpcd_interest_t *in,
                            int (*apply)(void *arg, const char *key,
-                                        size_t key_n, int subscribe),
+                                        size_t key_n, int subscribe,
+                                        void **handle),
                            void *arg);
 
 /* The broker's thread: each(arg, key, key_n) for every topic held at

@@ -10,6 +10,7 @@
 
 #include "config_keys.h"
 #include "gen_tls.h"
+#include "cluster.h"
 #include "hub.h"
 #include "log.h"
 #include "privs.h"
@@ -68,6 +69,9 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   if (act && jrpcd_activation_check(act, &s->conf, err, errlen))
     return -1;
   jrpcd_hub_start(s); /* plugins may take their publisher in init */
+  /* Before the workers, whose subscriptions it counts. */
+  if (jrpcd_cluster_start(s, err, errlen))
+    return -1;
   if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen) ||
       jrpcd_gen_tls_load(s->gen, &s->conf, NULL, err, errlen))
     return -1;
@@ -361,6 +365,8 @@ void jrpcd_server_free(jrpcd_server_t *s) {
   jrpcd_gen_release(s->gen);
   s->gen = NULL;
   jrpcd_hub_stop();
+  /* No publisher is left, and no worker serves: the broker goes last. */
+  jrpcd_cluster_stop();
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_free(&s->workers[i]);
   free(s->workers);

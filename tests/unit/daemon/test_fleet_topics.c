@@ -123,9 +123,11 @@ typedef struct broker {
   int subs, unsubs, held, twice;
 } broker_t;
 
-static int apply(void *arg, const char *key, size_t key_n, int subscribe) {
+static int apply(void *arg, const char *key, size_t key_n, int subscribe,
+                 void **handle) {
   (void)key;
   (void)key_n;
+  (void)handle;
   broker_t *b = arg;
   if (subscribe == b->held)
     b->twice++; /* subscribed twice or unsubscribed twice */
@@ -179,8 +181,10 @@ static void test_interest_counts(void **state) {
 }
 
 /* A broker call that fails leaves the topic for the next look. */
-static int refuse(void *arg, const char *key, size_t key_n, int subscribe) {
+static int refuse(void *arg, const char *key, size_t key_n, int subscribe,
+                  void **handle) {
   (void)arg;
+  (void)handle;
   (void)key;
   (void)key_n;
   (void)subscribe;
@@ -203,10 +207,10 @@ static void test_interest_retry(void **state) {
  * (the lock is let go for the broker call): the topic ends held. */
 static jrpcd_interest_t *racing_in;
 static int apply_while_resubscribed(void *arg, const char *key, size_t key_n,
-                                    int subscribe) {
+                                    int subscribe, void **handle) {
   if (!subscribe)
     assert_int_equal(jrpcd_interest_change(racing_in, key, key_n, 1), 0);
-  return apply(arg, key, key_n, subscribe);
+  return apply(arg, key, key_n, subscribe, handle);
 }
 
 static void test_interest_change_during_apply(void **state) {
