@@ -9,7 +9,7 @@ instance's own messages from the broker), each publisher's in order;
 a topic nobody subscribes to anywhere is not delivered. Then nats-server
 is killed: both keep serving, A's subscriber still gets A's publishes (local
 delivery never stops), /health says "degraded" with 200, rpc.stats shows
-the broker away, and publishes beyond A's cluster_buffer_bytes are dropped
+the broker away, and publishes beyond A's cluster_buffer_bytes (64 KiB) are dropped
 and counted. Then nats-server is started again on the same port: both
 reconnect (rpc.stats reconnects), B's subscriber gets rpc.lagged for what
 it may have lost, and remote delivery resumes, exactly once.
@@ -197,7 +197,7 @@ def main():
     a = b = None
     try:
         a = Daemon(jrpcd, handlers, tmp, "a", nport,
-                   "cluster_buffer_bytes = 4096\n")
+                   "cluster_buffer_bytes = 65536\n")
         b = Daemon(jrpcd, handlers, tmp, "b", nport)
         wait_for("both connected to the broker",
                  lambda: a.stats()["broker"] == "connected" and
@@ -249,7 +249,7 @@ def main():
             ok("broker away: /health says degraded, still 200")
         big = "x" * 1000
         local = []
-        for n in range(20):
+        for n in range(100):
             pa.call("pubsub.publish", ["news", {"from": "a2", "n": n,
                                                 "pad": big}], n)
             local.append({"from": "a2", "n": n, "pad": big})
@@ -258,7 +258,7 @@ def main():
             ok("broker away: A still delivers its own publishes locally")
         st = a.stats()
         if st["dropped"] < 1:
-            fail("20 KB published past a 4 KB cluster_buffer_bytes, none "
+            fail("100 KB published past a 64 KiB cluster_buffer_bytes, none "
                  "dropped: %r" % st)
         else:
             ok("broker away: %d broker-bound messages dropped and counted"
