@@ -225,7 +225,13 @@ static void on_connected(natsConnection *nc, void *closure) {
 static void on_disconnected(natsConnection *nc, void *closure) {
   (void)nc;
   cluster_t *c = closure;
-  if (atomic_exchange(&c->connected, 0) && !atomic_load(&c->stopping))
+  if (atomic_load(&c->stopping))
+    return;
+  /* Messages of other instances are lost from now on: the subscribers of
+   * every topic held at the broker are told at once, and again when it is
+   * back (on_reconnected). */
+  jrpcd_interest_each_held(&c->interest, lag_held, c);
+  if (atomic_exchange(&c->connected, 0))
     jrpcd_warn("[cluster]: lost the broker: serving, delivering locally, "
                "holding up to %" PRIu64 " bytes for it, retrying",
                c->conf->cluster_buffer_bytes);

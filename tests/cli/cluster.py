@@ -11,10 +11,11 @@ is killed: both keep serving, A's subscriber still gets A's publishes (local
 delivery never stops), /health says "degraded" with 200, rpc.stats shows
 the broker away, and publishes beyond A's cluster_buffer_bytes (64 KiB) are dropped
 and counted. Then nats-server is started again on the same port: both
-reconnect (rpc.stats reconnects), B's subscriber gets rpc.lagged for what
-it may have lost, and remote delivery resumes, exactly once.
+reconnect (rpc.stats reconnects), B's subscriber has had rpc.lagged for
+what it may have lost (at the loss, and again at the reconnect), and remote delivery resumes, exactly once.
 
-Usage: cluster.py JRPCD HANDLERS_DIR
+Usage: cluster.py JRPCD HANDLERS_DIR (CLUSTER_LOGS=1: the daemons' logs even
+when it passes)
 Exits 77 (SKIP) without nats-server."""
 import json
 import os
@@ -123,6 +124,12 @@ class Daemon:
         r = c.call("rpc.stats", {})
         c.s.close()
         return r["result"].get("cluster")
+
+    def push(self):
+        c = Conn(self.port)
+        r = c.call("rpc.stats", {})
+        c.s.close()
+        return r["result"].get("push")
 
     def health(self):
         with urllib.request.urlopen("http://127.0.0.1:%d/health" % self.http,
@@ -274,11 +281,13 @@ def main():
                  a.stats()["broker"] == "connected")
         if a.health()[1].get("status") != "serving":
             fail("/health after the broker is back: %r" % (a.health(),))
-        notes_b = sb.notes_for(1)
+        notes_b = sb.notes_for(2)
         lagged = [n for n in notes_b if n.get("method") == "rpc.lagged"]
         if not lagged:
             fail("B's subscriber got no rpc.lagged after the broker came "
-                 "back: %r" % notes_b[-3:])
+                 "back, but %d notifications: %s" % (
+                     len(notes_b), sorted(set(n.get("method") for n in notes_b)))
+                 + " push %r" % b.push())
         else:
             ok("broker back: B's subscriber told it may have lost "
                "messages (rpc.lagged %r)" % lagged[0]["params"])
@@ -305,7 +314,7 @@ def main():
                 d.stop()
         broker.kill()
         broker.wait()
-        if FAILURES:
+        if FAILURES or os.environ.get("CLUSTER_LOGS"):
             for d in (a, b):
                 if d:
                     d.log.seek(0)
