@@ -28,26 +28,11 @@ import tempfile
 import time
 import urllib.request
 
-FAILURES = 0
+# push.py's reporting and free ports: its failures count is ours.
+from push import fail, free_port, ok  # noqa: E402
+import push  # noqa: E402
+
 DEADLINE_S = 10
-
-
-def fail(msg):
-    global FAILURES
-    FAILURES += 1
-    print("FAIL: " + msg, file=sys.stderr)
-
-
-def ok(msg):
-    print("ok: " + msg)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_port(port, proc, what):
@@ -314,14 +299,14 @@ def main():
                 d.stop()
         broker.kill()
         broker.wait()
-        if FAILURES or os.environ.get("CLUSTER_LOGS"):
+        if push.FAILURES or os.environ.get("CLUSTER_LOGS"):
             for d in (a, b):
                 if d:
                     d.log.seek(0)
                     print("--- jrpcd %s log:\n%s" % (d.name, d.log.read()[-3000:]),
                           file=sys.stderr)
         shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if FAILURES else 0
+    return 1 if push.FAILURES else 0
 
 
 if __name__ == "__main__":
