@@ -3,7 +3,8 @@
 nats-server on a free port and two jrpcd instances (A and B, two workers
 each) with [cluster] and the pubsub plugin.
 
-Checks: a subscriber on each instance, publishes through each, interleaved:
+Checks: both start and serve while the broker is not there yet (/health
+"degraded"), and connect once it is. A subscriber on each instance, publishes through each, interleaved:
 every subscriber gets every message exactly once (no echo of an
 instance's own messages from the broker), each publisher's in order;
 a topic nobody subscribes to anywhere is not delivered. Then nats-server
@@ -185,12 +186,19 @@ def main():
         return 77
     tmp = tempfile.mkdtemp(prefix="jrpcd-cluster-")
     nport = free_port()
-    broker = nats(nport)
-    a = b = None
+    a = b = broker = None
     try:
+        # The broker is not there yet: both start and serve all the same.
         a = Daemon(jrpcd, handlers, tmp, "a", nport,
                    "cluster_buffer_bytes = 65536\n")
         b = Daemon(jrpcd, handlers, tmp, "b", nport)
+        status, body = a.health()
+        if status != 200 or body.get("status") != "degraded" or \
+                a.stats()["broker"] != "away":
+            fail("started without the broker: %d %r" % (status, body))
+        else:
+            ok("started without the broker: serving, /health degraded")
+        broker = nats(nport)
         wait_for("both connected to the broker",
                  lambda: a.stats()["broker"] == "connected" and
                  b.stats()["broker"] == "connected")
@@ -297,8 +305,9 @@ def main():
         for d in (a, b):
             if d:
                 d.stop()
-        broker.kill()
-        broker.wait()
+        if broker:
+            broker.kill()
+            broker.wait()
         if push.FAILURES or os.environ.get("CLUSTER_LOGS"):
             for d in (a, b):
                 if d:
