@@ -11,8 +11,11 @@
 #include <string.h>
 #include <uv.h>
 
+#include "arena.h"
+#include "common.h"
 #include "hub.h"
 #include "interest.h"
+#include "parser.h"
 #include "log.h"
 #include "server.h"
 #include "subject.h"
@@ -36,9 +39,16 @@ typedef struct cluster {
   uv_loop_t loop;
   uv_async_t wake;
   pthread_t thread;
+  /* What other instances send is checked to be one JSON text before a
+   * subscriber sees it: whoever may publish on the broker must not forge
+   * replies or break a connection's framing. One parser, for the NATS
+   * client's delivery threads in turn. */
+  pthread_mutex_t check_lock;
+  jrpc__parser_t *check;
+  jrpc__arena_t check_arena;
   atomic_int stopping;
   atomic_int connected;
-  _Atomic uint64_t published, received, dropped, reconnects;
+  _Atomic uint64_t published, received, dropped, reconnects, invalid;
 } cluster_t;
 
 /* Set while [cluster] runs; read by publishers on any thread. */
@@ -95,6 +105,7 @@ void jrpcd_cluster_stats(jrpcd_cluster_stats_t *out) {
   out->received = atomic_load(&c->received);
   out->dropped = atomic_load(&c->dropped);
   out->reconnects = atomic_load(&c->reconnects);
+  out->invalid = atomic_load(&c->invalid);
 }
 
 /* ---- the broker's side, on its threads ---- */
@@ -107,6 +118,23 @@ static int subject_of(const cluster_t *c, const char *key, size_t key_n,
     return -1;
   return jrpcd_subject(c->conf->cluster_subject_prefix, key, ns_n,
                        key + ns_n + 1, key_n - ns_n - 1, out, cap);
+}
+
+/* Whether json[0..n) is one JSON text (any value). */
+static int json_valid(cluster_t *c, const char *json, size_t n) {
+  char *buf = malloc(n + JRPC__PAD);
+  if (!buf)
+    return 0;
+  memcpy(buf, json, n);
+  memset(buf + n, 0, JRPC__PAD); /* the parsers read ahead in blocks */
+  jrpc__parsed_t out;
+  pthread_mutex_lock(&c->check_lock);
+  int rc =
+      c->check->ops->parse(c->check, buf, n, &c->check_arena, UINT32_MAX, &out);
+  jrpc__arena_reset(&c->check_arena);
+  pthread_mutex_unlock(&c->check_lock);
+  free(buf);
+  return rc == 0 && out.status != JRPC__PARSE_INVALID;
 }
 
 /* NATS's delivery thread: a message of some instance of the fleet. */
@@ -128,6 +156,11 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
                           sizeof ns, &ns_n, topic, sizeof topic,
                           &topic_n) != 0) {
     natsMsg_Destroy(msg); /* our own (delivered here already), or not ours */
+    return;
+  }
+  if (!json_valid(c, data + ORIGIN_N, (size_t)n - ORIGIN_N)) {
+    atomic_fetch_add(&c->invalid, 1);
+    natsMsg_Destroy(msg);
     return;
   }
   if (jrpcd_hub_deliver(c->srv, ns, ns_n, topic, topic_n, data + ORIGIN_N,
@@ -303,6 +336,11 @@ static void cluster_free(cluster_t *c) {
     jrpc__pubmsg_unref(m);
   jrpc__inbox_free(&c->outbox);
   jrpcd_interest_free(&c->interest);
+  if (c->check) {
+    c->check->ops->destroy(c->check);
+    jrpc__arena_free(&c->check_arena);
+    pthread_mutex_destroy(&c->check_lock);
+  }
   free(c);
 }
 
@@ -323,8 +361,11 @@ int jrpcd_cluster_start(jrpcd_server_t *srv, char *err, size_t errlen) {
     snprintf(c->origin + 2 * i, 3, "%02x", id[i]);
   c->origin[ORIGIN_HEX] = ' ';
   c->prefix_n = strlen(conf->cluster_subject_prefix);
+  jrpc__arena_init(&c->check_arena, 4096, 65536);
+  pthread_mutex_init(&c->check_lock, NULL);
   if (jrpcd_interest_init(&c->interest) != 0 ||
-      jrpc__inbox_init(&c->outbox, OUTBOX_SIZE) != 0) {
+      jrpc__inbox_init(&c->outbox, OUTBOX_SIZE) != 0 ||
+      !(c->check = jrpc__parser_native_new())) {
     cluster_free(c);
     snprintf(err, errlen, "[cluster]: out of memory");
     return -1;

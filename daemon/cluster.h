@@ -30,6 +30,7 @@ typedef struct jrpcd_cluster_stats {
   uint64_t received;   /* messages from other instances delivered here */
   uint64_t dropped;    /* broker-bound messages dropped: buffer full */
   uint64_t reconnects; /* connections made again after a loss */
+  uint64_t invalid;    /* received, but not one JSON text: not delivered */
 } jrpcd_cluster_stats_t;
 
 #ifdef JRPC_HAVE_NATS

@@ -281,6 +281,10 @@ static void cluster(jrpc__outbuf_t *o) {
       {"jrpcd_cluster_reconnects_total", "counter",
        "Broker connections made again after a loss.",
        offsetof(jrpcd_cluster_stats_t, reconnects)},
+      {"jrpcd_cluster_invalid_total", "counter",
+       "Messages from the broker that were not one JSON text: not "
+       "delivered.",
+       offsetof(jrpcd_cluster_stats_t, invalid)},
   };
   family(o, "jrpcd_cluster_connected", "gauge",
          "1 while the NATS broker is connected ([cluster]).");

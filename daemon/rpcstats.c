@@ -223,6 +223,7 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
     w_num(c, "received", cs.received);
     w_num(c, "dropped", cs.dropped);
     w_num(c, "reconnects", cs.reconnects);
+    w_num(c, "invalid", cs.invalid);
     jrpc_w_obj_end(c);
   }
   int rc = w_methods(c, g, &scope);

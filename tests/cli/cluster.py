@@ -7,7 +7,9 @@ Checks: both start and serve while the broker is not there yet (/health
 "degraded"), and connect once it is. A subscriber on each instance, publishes through each, interleaved:
 every subscriber gets every message exactly once (no echo of an
 instance's own messages from the broker), each publisher's in order;
-a topic nobody subscribes to anywhere is not delivered. Then nats-server
+a topic nobody subscribes to anywhere is not delivered; a message put on
+the broker by another client is delivered only if it is one JSON text
+(else counted in cluster.invalid). Then nats-server
 is killed: both keep serving, A's subscriber still gets A's publishes (local
 delivery never stops), /health says "degraded" with 200, rpc.stats shows
 the broker away, and publishes beyond A's cluster_buffer_bytes (64 KiB) are dropped
@@ -141,6 +143,21 @@ def nats(port):
     return p
 
 
+def nats_publish(port, subject, payload):
+    """One message straight onto the broker (its text protocol)."""
+    s = socket.create_connection(("127.0.0.1", port), DEADLINE_S)
+    s.recv(4096)  # INFO
+    s.sendall(b"CONNECT {\"verbose\":false}\r\nPUB %s %d\r\n%s\r\nPING\r\n"
+              % (subject.encode(), len(payload), payload))
+    got = b""
+    while b"PONG" not in got:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+
+
 def wait_for(what, cond):
     end = time.time() + DEADLINE_S
     while time.time() < end:
@@ -152,8 +169,13 @@ def wait_for(what, cond):
 
 
 def messages(notes, method="pubsub.message"):
-    return [n["params"]["result"]["message"] for n in notes
-            if n.get("method") == method]
+    """pubsub's message, or the whole result of one put on the broker."""
+    out = []
+    for n in notes:
+        if n.get("method") == method:
+            r = n["params"]["result"]
+            out.append(r.get("message", r) if isinstance(r, dict) else r)
+    return out
 
 
 def check_all(name, got, want):
@@ -233,6 +255,19 @@ def main():
                 check_all("B's subscriber", got_b, want):
             ok("200 publishes through two instances: each subscriber got "
                "each exactly once (no echo), each publisher's in order")
+        # Whoever may publish on the broker reaches subscribers only with
+        # one JSON text: anything else could forge replies.
+        other = b"0123456789abcdef0123456789abcdef "
+        nats_publish(nport, "jrpcd.pubsub.news", other + b'1}, "forged": {')
+        nats_publish(nport, "jrpcd.pubsub.news", other + b'{"from": "x"}')
+        got = messages(sb.notes_for(1))
+        if got != [{"from": "x"}] or b.stats()["invalid"] != 1:
+            fail("a message not JSON from the broker: B's subscriber got %r, "
+                 "stats %r" % (got, b.stats()))
+        else:
+            ok("a message from the broker that is not one JSON text is not "
+               "delivered, and counted (cluster.invalid)")
+        sa.notes_for(0.2)
         sa_stats, sb_stats = a.stats(), b.stats()
         if sa_stats["published"] < 100 or sb_stats["received"] < 100:
             fail("rpc.stats cluster: %r / %r" % (sa_stats, sb_stats))
