@@ -35,7 +35,14 @@
 /* For the defaults that hold whatever a listener's kind. */
 #define NO_KIND ((jrpcd_listen_kind_t)JRPCD_LISTEN_KINDS)
 
-enum section_kind { SEC_NONE, SEC_SERVER, SEC_LISTEN, SEC_PLUGIN, SEC_ACCESS };
+enum section_kind {
+  SEC_NONE,
+  SEC_SERVER,
+  SEC_LISTEN,
+  SEC_PLUGIN,
+  SEC_ACCESS,
+  SEC_CLUSTER
+};
 
 typedef struct parse {
   jrpcd_config_t *c;
@@ -54,6 +61,7 @@ typedef struct parse {
   char label[256];  /* "[listen tcp]": the section, for messages */
   int server_line;  /* header of [server], 0 = not seen */
   int access_line;  /* header of [access], 0 = not seen */
+  int cluster_line; /* header of [cluster], 0 = not seen */
   int default_line; /* its default key, 0 = not seen */
   int *seen;        /* per row of jrpcd_keys: its line in this section */
   int *path_lines;  /* per plugin: line of its path key */
@@ -125,9 +133,10 @@ static char *copy(parse_t *p, const char *s) {
 /* ------------------------------------------------------------------ */
 
 static jrpcd_section_t table_section(enum section_kind sec) {
-  return sec == SEC_SERVER   ? JRPCD_SEC_SERVER
-         : sec == SEC_LISTEN ? JRPCD_SEC_LISTEN
-                             : JRPCD_SEC_PLUGIN;
+  return sec == SEC_SERVER    ? JRPCD_SEC_SERVER
+         : sec == SEC_LISTEN  ? JRPCD_SEC_LISTEN
+         : sec == SEC_CLUSTER ? JRPCD_SEC_CLUSTER
+                              : JRPCD_SEC_PLUGIN;
 }
 
 /* The struct the current section's keys go to. */
@@ -135,6 +144,7 @@ static void *section_base(parse_t *p) {
   jrpcd_config_t *c = p->c;
   switch (p->sec) {
   case SEC_SERVER:
+  case SEC_CLUSTER:
     return c;
   case SEC_LISTEN:
     return &c->listens[c->nlistens - 1];
@@ -312,11 +322,12 @@ static int on_key(void *user, const char *section, const char *key,
   case SEC_NONE:
     fail_line(p, p->line,
               "%s: outside any section (keys go under [server], "
-              "[listen NAME], [plugin NAME] or [access])",
+              "[listen NAME], [plugin NAME], [access] or [cluster])",
               key);
     break;
   case SEC_SERVER:
-  case SEC_LISTEN: {
+  case SEC_LISTEN:
+  case SEC_CLUSTER: {
     const jrpcd_key_t *k = jrpcd_key_find(table_section(p->sec), key);
     rc = k ? table_key(p, k, value) : unknown_key(p, key);
     break;
@@ -499,6 +510,10 @@ static void end_section(parse_t *p) {
     if (!p->path_lines[idx])
       fail_key(p, p->c->plugins[idx].line, "path",
                "missing (every plugin needs path = FILE.so)");
+  } else if (p->sec == SEC_CLUSTER &&
+             !seen_line(p, jrpcd_key_find(JRPCD_SEC_CLUSTER, "nats"))) {
+    fail_key(p, p->cluster_line, "nats",
+             "missing ([cluster] needs nats = nats://HOST:PORT ...)");
   }
 }
 
@@ -599,6 +614,22 @@ static int open_plugin(parse_t *p, const char *name, size_t n) {
   return opened(p, SEC_PLUGIN, &c->nplugins, &pl->line, pl);
 }
 
+/* [cluster]: once, without a name; its defaults as it opens. A build
+ * without the NATS client refuses it rather than serve a fleet whose push
+ * silently stays on each instance. */
+static void open_cluster(parse_t *p, size_t nn) {
+#ifdef JRPC_HAVE_NATS
+  if (open_unnamed(p, "[cluster]", nn, &p->cluster_line, SEC_CLUSTER) == 0 &&
+      apply_defaults(p, JRPCD_SEC_CLUSTER, p->c, NO_KIND, 1) == 0)
+    p->c->has_cluster = 1;
+#else
+  (void)nn;
+  fail_key(p, p->line, NULL,
+           "this jrpcd was built without NATS (libnats-dev), so it cannot "
+           "join a cluster");
+#endif
+}
+
 /* The text between '[' and ']' of a header line: "listen  tcp " and the
  * like. The first word says what the section is, the rest names it. */
 static void open_section(parse_t *p, const char *raw, size_t n) {
@@ -634,6 +665,8 @@ static void open_section(parse_t *p, const char *raw, size_t n) {
   } else if (word_is(raw, kn, "access")) {
     if (open_unnamed(p, "[access]", nn, &p->access_line, SEC_ACCESS) == 0)
       p->c->has_access = 1;
+  } else if (word_is(raw, kn, "cluster")) {
+    open_cluster(p, nn);
   } else if (word_is(raw, kn, "listen") || word_is(raw, kn, "plugin")) {
     if (!nn) {
       fail_key(p, p->line, NULL, "needs a name ([%.*s NAME])", (int)kn, raw);
@@ -645,8 +678,8 @@ static void open_section(parse_t *p, const char *raw, size_t n) {
       open_plugin(p, name, nn);
   } else {
     fail_key(p, p->line, NULL,
-             "unknown section ([server], [listen NAME], [plugin NAME] or "
-             "[access])");
+             "unknown section ([server], [listen NAME], [plugin NAME], "
+             "[access] or [cluster])");
   }
 }
 
@@ -896,7 +929,7 @@ void jrpcd_config_free(jrpcd_config_t *c) {
   free(c->file);
   for (size_t k = 0; k < jrpcd_nkeys; k++) {
     const jrpcd_key_t *key = &jrpcd_keys[k];
-    if (key->section == JRPCD_SEC_SERVER)
+    if (key->section == JRPCD_SEC_SERVER || key->section == JRPCD_SEC_CLUSTER)
       jrpcd_key_free(key, c);
     for (size_t i = 0; key->section == JRPCD_SEC_LISTEN && i < c->nlistens; i++)
       jrpcd_key_free(key, &c->listens[i]);

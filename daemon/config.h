@@ -148,6 +148,14 @@ typedef struct jrpcd_config {
    * there (then every connection gets its decisions at accept). */
   jrpcd_access_t access;
   int has_access;
+  /* [cluster] (cluster.h): push across a fleet through NATS; has_cluster:
+   * the section is there (then the broker connection is made). */
+  char **cluster_nats;           /* the servers' URLs, NULL-terminated */
+  char *cluster_nats_creds;      /* a credentials file (JWT and seed) */
+  char *cluster_nats_tls_ca;     /* TLS to the broker: CAs to trust */
+  char *cluster_subject_prefix;  /* subjects are PREFIX.MODULE.TOPIC */
+  uint64_t cluster_buffer_bytes; /* broker-bound bytes held while away */
+  int has_cluster;
 } jrpcd_config_t;
 
 /* Reads and checks FILE. 0, or -1 with "FILE:LINE: [section] key: why"

@@ -145,11 +145,52 @@ static int principal_parses(const char *value, char *why, size_t whylen) {
   return 0;
 }
 
+/* One word of [cluster] nats: a NATS server's URL as the C client takes
+ * it (nats:// or tls://, then [user[:password]@]host[:port]). */
+static int nats_url_parses(const char *value, char *why, size_t whylen) {
+  const char *rest = strncmp(value, "nats://", 7) == 0  ? value + 7
+                     : strncmp(value, "tls://", 6) == 0 ? value + 6
+                                                        : NULL;
+  if (!rest || !*rest || strchr(rest, ',') || strchr(rest, '/')) {
+    snprintf(why, whylen,
+             "\"%s\" is not a NATS server URL (nats://HOST:PORT or "
+             "tls://HOST:PORT)",
+             value);
+    return -1;
+  }
+  return 0;
+}
+
+/* [cluster] subject_prefix: NATS subject tokens ([A-Za-z0-9_-]) joined by
+ * dots, so that the subjects jrpcd makes under it name no wildcard. */
+static int subject_prefix_parses(const char *value, char *why, size_t whylen) {
+  int token = 0;
+  for (const char *s = value;; s++) {
+    if (*s == '.' || *s == '\0') {
+      if (!token)
+        break;
+      if (*s == '\0')
+        return 0;
+      token = 0;
+    } else if (isalnum((unsigned char)*s) || *s == '_' || *s == '-') {
+      token++;
+    } else {
+      break;
+    }
+  }
+  snprintf(why, whylen,
+           "\"%s\" is not a subject prefix (tokens of A-Z a-z 0-9 _ - "
+           "joined by dots)",
+           value);
+  return -1;
+}
+
 #define FIELD(type, m)                                                         \
   .offset = offsetof(type, m), .size = sizeof(((type *)0)->m)
 #define SERVER(m) .section = JRPCD_SEC_SERVER, FIELD(jrpcd_config_t, m)
 #define LISTEN(m) .section = JRPCD_SEC_LISTEN, FIELD(jrpcd_listen_conf_t, m)
 #define PLUGIN(m) .section = JRPCD_SEC_PLUGIN, FIELD(jrpcd_plugin_conf_t, m)
+#define CLUSTER(m) .section = JRPCD_SEC_CLUSTER, FIELD(jrpcd_config_t, m)
 #define UINT(lo, hi) .type = JRPCD_KEY_UINT, .min = (lo), .max = (hi)
 #define UNIX_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_UNIX)
 #define TCP_ONLY .kinds = JRPCD_KIND_BIT(JRPCD_LISTEN_TCP)
@@ -392,6 +433,29 @@ const jrpcd_key_t jrpcd_keys[] = {
     {"validate_params", PLUGIN(validate_params), .type = JRPCD_KEY_ENUM,
      .words = tri_words, .what = "yes or no",
      .doc = "this plugin's methods: validate_params of [server] overridden"},
+
+    /* [cluster]: push across a fleet through NATS (cluster.c). */
+    {"nats", CLUSTER(cluster_nats), .type = JRPCD_KEY_LIST, .min = 1,
+     .what = "NATS server URLs", .check = nats_url_parses, .restart = 1,
+     .doc = "the NATS servers every publish goes through to the other "
+            "instances (nats://HOST:PORT or tls://HOST:PORT, any number)"},
+    {"nats_creds", CLUSTER(cluster_nats_creds), .type = JRPCD_KEY_STRING,
+     .min = 1, .what = "a credentials file", .restart = 1,
+     .doc = "the broker connection's credentials (a NATS .creds file: JWT "
+            "and seed); none when unset"},
+    {"nats_tls_ca", CLUSTER(cluster_nats_tls_ca), .type = JRPCD_KEY_STRING,
+     .min = 1, .what = "a PEM file", .restart = 1,
+     .doc = "TLS to the broker, its certificate checked against these CAs "
+            "(PEM)"},
+    {"subject_prefix", CLUSTER(cluster_subject_prefix),
+     .type = JRPCD_KEY_STRING, .min = 1, .what = "a subject prefix",
+     .check = subject_prefix_parses, .def = "jrpcd", .restart = 1,
+     .doc = "subjects are PREFIX.MODULE.TOPIC (topics escaped); fleets that "
+            "share a broker and must not hear each other differ in it"},
+    {"cluster_buffer_bytes", CLUSTER(cluster_buffer_bytes),
+     UINT(1024, UINT64_C(1) << 32), .def = "8388608", .restart = 1,
+     .doc = "broker-bound messages held while the broker is away; beyond, "
+            "they are dropped and counted"},
 };
 const size_t jrpcd_nkeys = sizeof jrpcd_keys / sizeof jrpcd_keys[0];
 
@@ -413,6 +477,7 @@ const char *jrpcd_section_name(jrpcd_section_t s) {
       [JRPCD_SEC_SERVER] = "server",
       [JRPCD_SEC_LISTEN] = "listen",
       [JRPCD_SEC_PLUGIN] = "plugin",
+      [JRPCD_SEC_CLUSTER] = "cluster",
   };
   return (size_t)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }

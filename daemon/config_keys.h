@@ -16,9 +16,10 @@
 #include "config.h"
 
 typedef enum {
-  JRPCD_SEC_SERVER, /* fields of jrpcd_config_t */
-  JRPCD_SEC_LISTEN, /* fields of jrpcd_listen_conf_t */
-  JRPCD_SEC_PLUGIN, /* fields of jrpcd_plugin_conf_t */
+  JRPCD_SEC_SERVER,  /* fields of jrpcd_config_t */
+  JRPCD_SEC_LISTEN,  /* fields of jrpcd_listen_conf_t */
+  JRPCD_SEC_PLUGIN,  /* fields of jrpcd_plugin_conf_t */
+  JRPCD_SEC_CLUSTER, /* fields of jrpcd_config_t: cluster_* */
 } jrpcd_section_t;
 
 typedef enum {

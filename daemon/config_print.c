@@ -65,6 +65,10 @@ void jrpcd_config_print(const jrpcd_config_t *c, FILE *f) {
     print_keys(f, JRPCD_SEC_LISTEN, l, l->kind,
                l->framing == JRPC_FRAMING_HTTP);
   }
+  if (c->has_cluster) {
+    fprintf(f, "\n[cluster]\n");
+    print_keys(f, JRPCD_SEC_CLUSTER, c, none, 0);
+  }
   for (size_t i = 0; i < c->nplugins; i++) {
     const jrpcd_plugin_conf_t *pl = &c->plugins[i];
     fprintf(f, "\n[plugin %s]\n", pl->name);

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <sys/random.h>
 
+#include "cluster.h"
 #include "conn.h"
+#include "registry.h"
 #include "server.h"
 #include "worker.h"
 
@@ -14,19 +16,11 @@
  * other work (the rest wakes it again). */
 #define DRAIN_BUDGET 1024
 
-/* Any thread: the message once, shared by reference by every worker. */
-static int hub_publish(void *arg, const char *ns, size_t ns_n,
-                       const char *topic, size_t topic_n, const char *json,
-                       size_t json_n) {
-  jrpcd_server_t *srv = arg;
-  unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
-  if (n == 0)
-    return 0; /* no worker yet: no subscription either */
-  jrpc__pubmsg_t *m =
-      jrpc__pubmsg_new(ns, ns_n, topic, topic_n, json, json_n, n);
-  if (!m)
-    return JRPC_ENOMEM;
-  uint32_t bucket = m->hash % JRPC__PUSH_LOST_BUCKETS;
+/* Any thread: m, holding a reference for each of the n workers, into
+ * every worker's inbox; lost_only: not m, but one loss on its bucket
+ * (then m holds no reference and is only read). */
+static int fan_out(jrpcd_server_t *srv, jrpc__pubmsg_t *m, unsigned n,
+                   uint32_t bucket, int lost_only) {
   int stopping = 0;
   for (unsigned i = 0; i < n; i++) {
     jrpcd_worker_t *w = &srv->workers[i];
@@ -37,10 +31,12 @@ static int hub_publish(void *arg, const char *ns, size_t ns_n,
     atomic_fetch_add(&ib->publishing, 1);
     if (atomic_load(&ib->closed)) {
       stopping = 1;
-      jrpc__pubmsg_unref(m);
-    } else if (jrpc__inbox_push(&ib->q, m) != 0) {
+      if (!lost_only)
+        jrpc__pubmsg_unref(m);
+    } else if (lost_only || jrpc__inbox_push(&ib->q, m) != 0) {
       atomic_fetch_add(&ib->lost[bucket], 1);
-      jrpc__pubmsg_unref(m);
+      if (!lost_only)
+        jrpc__pubmsg_unref(m);
       uv_async_send(&w->wake); /* it tells the subscribers when it drains */
     } else {
       uv_async_send(&w->wake);
@@ -48,6 +44,47 @@ static int hub_publish(void *arg, const char *ns, size_t ns_n,
     atomic_fetch_sub(&ib->publishing, 1);
   }
   return stopping ? JRPC_ECANCELED : 0;
+}
+
+/* Any thread: the message once, shared by reference by every worker, and
+ * by the broker's thread with [cluster]. */
+static int hub_publish(void *arg, const char *ns, size_t ns_n,
+                       const char *topic, size_t topic_n, const char *json,
+                       size_t json_n) {
+  jrpcd_server_t *srv = arg;
+  unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
+  if (n == 0)
+    return 0; /* no worker yet: no subscription either */
+  int fleet = jrpcd_cluster_on();
+  jrpc__pubmsg_t *m = jrpc__pubmsg_new(ns, ns_n, topic, topic_n, json, json_n,
+                                       n + (fleet ? 1u : 0u));
+  if (!m)
+    return JRPC_ENOMEM;
+  /* The n references go to the workers, the last (with [cluster]) to
+   * the broker's thread. */
+  int rc = fan_out(srv, m, n, m->hash % JRPC__PUSH_LOST_BUCKETS, 0);
+  if (fleet)
+    jrpcd_cluster_forward(m);
+  return rc;
+}
+
+int jrpcd_hub_deliver(jrpcd_server_t *srv, const char *ns, size_t ns_n,
+                      const char *topic, size_t topic_n, const char *json,
+                      size_t json_n) {
+  unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
+  if (n == 0)
+    return 0;
+  jrpc__pubmsg_t *m =
+      jrpc__pubmsg_new(ns, ns_n, topic, topic_n, json, json_n, n);
+  if (!m)
+    return JRPC_ENOMEM;
+  return fan_out(srv, m, n, m->hash % JRPC__PUSH_LOST_BUCKETS, 0);
+}
+
+void jrpcd_hub_lag(jrpcd_server_t *srv, const char *key, size_t key_n) {
+  unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
+  uint32_t bucket = jrpc__name_hash(key, key_n) % JRPC__PUSH_LOST_BUCKETS;
+  fan_out(srv, NULL, n, bucket, 1);
 }
 
 static jrpc__pub_host_t pub_host;
@@ -71,6 +108,7 @@ int jrpcd_hub_worker_init(jrpcd_worker_t *w, char *err, size_t errlen) {
       .overflow_close = conf->push_overflow_close,
       .total = &w->srv->subscriptions,
       .max_total = conf->max_subscriptions,
+      .interest = jrpcd_cluster_on() ? jrpcd_cluster_interest : NULL,
   };
   if (jrpc__inbox_init(&w->inbox.q, JRPCD_INBOX_SIZE) != 0 ||
       jrpc__push_init(&w->push, &w->engine, &lim) != 0) {

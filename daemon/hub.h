@@ -40,6 +40,17 @@ void jrpcd_hub_worker_close(struct jrpcd_worker *w);
 /* With the worker's engine, before it goes. */
 void jrpcd_hub_worker_free(struct jrpcd_worker *w);
 
+/* Any thread ([cluster]'s, with a message from another instance): to
+ * every worker's subscribers, like a local publish, but not to the broker
+ * again. 0, JRPC_ENOMEM, JRPC_ECANCELED (stopping). */
+int jrpcd_hub_deliver(struct jrpcd_server *srv, const char *ns, size_t ns_n,
+                      const char *topic, size_t topic_n, const char *json,
+                      size_t json_n);
+/* Any thread: the subscribers of the topic KEY (module, NUL, topic) may
+ * have lost messages: each worker tells them (rpc.lagged, one more lost)
+ * at its next drain. Also the other topics of its bucket of hashes. */
+void jrpcd_hub_lag(struct jrpcd_server *srv, const char *key, size_t key_n);
+
 /* Server push's counters, as rpc.stats ("push": {key: n}, summed over
  * workers) and /metrics (per worker) show them: one row each. */
 typedef struct jrpcd_push_fig {

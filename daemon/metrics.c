@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cluster.h"
 #include "conn_auth.h"
 #include "introspect.h"
 #include "parser.h"
@@ -24,7 +25,11 @@
 /* The host's arg is the connection that asks (conn.c). */
 static int healthy(void *arg) {
   const jrpcd_conn_t *c = arg;
-  return !atomic_load(&c->w->srv->draining);
+  if (atomic_load(&c->w->srv->draining))
+    return 0;
+  jrpcd_cluster_stats_t cs;
+  jrpcd_cluster_stats(&cs);
+  return cs.on && !cs.connected ? JRPC__HTTP_DEGRADED : 1;
 }
 
 __attribute__((format(printf, 2, 3))) static void put(jrpc__outbuf_t *o,
@@ -254,6 +259,44 @@ static void refusals(jrpc__outbuf_t *o, const jrpcd_server_t *srv) {
   put(o, "jrpcd_calls_in_flight %u\n", atomic_load(&srv->live_calls));
 }
 
+/* [cluster]'s broker connection, when there is one. */
+static void cluster(jrpc__outbuf_t *o) {
+  jrpcd_cluster_stats_t cs;
+  jrpcd_cluster_stats(&cs);
+  if (!cs.on)
+    return;
+  static const struct {
+    const char *name, *type, *help;
+    size_t offset;
+  } figs[] = {
+      {"jrpcd_cluster_published_total", "counter",
+       "Messages handed to the NATS broker.",
+       offsetof(jrpcd_cluster_stats_t, published)},
+      {"jrpcd_cluster_received_total", "counter",
+       "Messages of other instances delivered here.",
+       offsetof(jrpcd_cluster_stats_t, received)},
+      {"jrpcd_cluster_dropped_total", "counter",
+       "Broker-bound messages dropped: cluster_buffer_bytes was full.",
+       offsetof(jrpcd_cluster_stats_t, dropped)},
+      {"jrpcd_cluster_reconnects_total", "counter",
+       "Broker connections made again after a loss.",
+       offsetof(jrpcd_cluster_stats_t, reconnects)},
+      {"jrpcd_cluster_invalid_total", "counter",
+       "Messages from the broker that were not one JSON text: not "
+       "delivered.",
+       offsetof(jrpcd_cluster_stats_t, invalid)},
+  };
+  family(o, "jrpcd_cluster_connected", "gauge",
+         "1 while the NATS broker is connected ([cluster]).");
+  put(o, "jrpcd_cluster_connected %d\n", cs.connected);
+  for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++) {
+    family(o, figs[f].name, figs[f].type, figs[f].help);
+    put(o, "%s %llu\n", figs[f].name,
+        (unsigned long long)*(const uint64_t *)((const char *)&cs +
+                                                figs[f].offset));
+  }
+}
+
 static int metrics(void *arg, jrpc__outbuf_t *o) {
   const jrpcd_conn_t *c = arg;
   jrpcd_worker_t *self = c->w;
@@ -275,6 +318,7 @@ static int metrics(void *arg, jrpc__outbuf_t *o) {
     put(o, "jrpcd_access_log_dropped_total %llu\n",
         (unsigned long long)jrpcd_accesslog_dropped(&srv->alog));
   }
+  cluster(o);
   jrpcd_gen_t *g = self->gen;
   jrpcd_scope_t scope;
   jrpcd_scope_init(&scope, c, &g->reg, c->reg);

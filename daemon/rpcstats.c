@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "dispatch.h"
 #include "introspect.h"
 #include "log.h"
@@ -211,6 +212,20 @@ static int rpc_stats(jrpc_call_t *c, jrpc_val_t params, void *udata) {
     w_num(c, jrpcd_push_figs[f].key, sum);
   }
   jrpc_w_obj_end(c);
+  jrpcd_cluster_stats_t cs;
+  jrpcd_cluster_stats(&cs);
+  if (cs.on) { /* [cluster]: the broker connection */
+    jrpc_w_key(c, "cluster", 7);
+    jrpc_w_obj(c);
+    jrpc_w_key(c, "broker", 6);
+    jrpc_w_str(c, cs.connected ? "connected" : "away", cs.connected ? 9 : 4);
+    w_num(c, "published", cs.published);
+    w_num(c, "received", cs.received);
+    w_num(c, "dropped", cs.dropped);
+    w_num(c, "reconnects", cs.reconnects);
+    w_num(c, "invalid", cs.invalid);
+    jrpc_w_obj_end(c);
+  }
   int rc = w_methods(c, g, &scope);
   if (!rc)
     rc = w_slow(c, srv, &scope);

@@ -10,6 +10,7 @@
 
 #include "config_keys.h"
 #include "gen_tls.h"
+#include "cluster.h"
 #include "hub.h"
 #include "log.h"
 #include "privs.h"
@@ -68,6 +69,9 @@ int jrpcd_server_start(jrpcd_server_t *s, jrpcd_config_t *conf,
   if (act && jrpcd_activation_check(act, &s->conf, err, errlen))
     return -1;
   jrpcd_hub_start(s); /* plugins may take their publisher in init */
+  /* Before the workers, whose subscriptions it counts. */
+  if (jrpcd_cluster_start(s, err, errlen))
+    return -1;
   if (jrpcd_gen_load(&s->gen, &s->conf, s->gen_serial, err, errlen) ||
       jrpcd_gen_tls_load(s->gen, &s->conf, NULL, err, errlen))
     return -1;
@@ -165,10 +169,11 @@ static void warn_not_applied(const jrpcd_config_t *was,
     const jrpcd_key_t *k = &jrpcd_keys[i];
     if (!k->restart)
       continue;
-    if (k->section == JRPCD_SEC_SERVER && !jrpcd_key_same(k, was, now))
-      jrpcd_warn("%s: [server] %s changed, but it takes effect only at a "
+    if ((k->section == JRPCD_SEC_SERVER || k->section == JRPCD_SEC_CLUSTER) &&
+        !jrpcd_key_same(k, was, now))
+      jrpcd_warn("%s: [%s] %s changed, but it takes effect only at a "
                  "restart: not applied",
-                 now->file, k->name);
+                 now->file, jrpcd_section_name(k->section), k->name);
     for (size_t j = 0; k->section == JRPCD_SEC_LISTEN && j < now->nlistens; j++)
       for (size_t w = 0; w < was->nlistens; w++)
         if (strcmp(was->listens[w].name, now->listens[j].name) == 0 &&
@@ -177,6 +182,10 @@ static void warn_not_applied(const jrpcd_config_t *was,
                      "at a restart: not applied",
                      now->file, now->listens[j].name, k->name);
   }
+  if (was->has_cluster != now->has_cluster)
+    jrpcd_warn("%s: [cluster] %s, but the broker connection changes only at "
+               "a restart: not applied",
+               now->file, now->has_cluster ? "is new" : "is gone");
   for (size_t j = 0; j < now->nlistens; j++) {
     size_t w = 0;
     while (w < was->nlistens &&
@@ -356,6 +365,8 @@ void jrpcd_server_free(jrpcd_server_t *s) {
   jrpcd_gen_release(s->gen);
   s->gen = NULL;
   jrpcd_hub_stop();
+  /* No publisher is left, and no worker serves: the broker goes last. */
+  jrpcd_cluster_stop();
   for (unsigned i = 0; i < s->nworkers; i++)
     jrpcd_worker_free(&s->workers[i]);
   free(s->workers);

@@ -656,8 +656,10 @@ static int route_reply(jrpc__http_t *h) {
     return rc ? rc : UPGRADED;
   }
   int health = h->route == JRPC__HTTP_ROUTE_HEALTH;
-  int up =
-      !health || !h->host || !h->host->healthy || h->host->healthy(h->host_arg);
+  int state = !health || !h->host || !h->host->healthy
+                  ? 1
+                  : h->host->healthy(h->host_arg);
+  int up = state != 0;
   int rc = head_begin(
       h, o, &hd, up ? 200 : 503,
       health ? json_type : "text/plain; version=0.0.4; charset=utf-8", NULL);
@@ -667,7 +669,10 @@ static int route_reply(jrpc__http_t *h) {
   if (health) {
     static const char serving[] = "{\"status\":\"serving\"}\n";
     static const char draining[] = "{\"status\":\"draining\"}\n";
-    if (up)
+    static const char degraded[] = "{\"status\":\"degraded\"}\n";
+    if (state == JRPC__HTTP_DEGRADED)
+      jrpc__out_put(o, degraded, sizeof(degraded) - 1);
+    else if (up)
       jrpc__out_put(o, serving, sizeof(serving) - 1);
     else
       jrpc__out_put(o, draining, sizeof(draining) - 1);

@@ -60,8 +60,12 @@ enum {
 /* The longest head kept by the memo: most clients' are 100-250 bytes. */
 #define JRPC__HTTP_MEMO_MAX 256
 
+#define JRPC__HTTP_DEGRADED 2
+
 typedef struct jrpc__http_host {
-  /* 1 while serving, 0 while draining (/health answers 503). */
+  /* 1 while serving, 0 while draining (/health answers 503), and
+   * JRPC__HTTP_DEGRADED while serving without a part it depends on (200,
+   * "degraded": balancers keep it). */
   int (*healthy)(void *arg);
   /* Appends the Prometheus text exposition to o; 0 or JRPC_ENOMEM. */
   int (*metrics)(void *arg, jrpc__outbuf_t *o);

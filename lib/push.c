@@ -197,6 +197,8 @@ static jrpc__topic_t *topic_get(jrpc__push_t *p, const char *key,
   t->next = p->topics[hash & p->topic_mask];
   p->topics[hash & p->topic_mask] = t;
   p->ntopics++;
+  if (p->lim.interest)
+    p->lim.interest(p->lim.interest_arg, key, key_n, 1);
   return t;
 }
 
@@ -205,6 +207,8 @@ static void topic_maybe_free(jrpc__push_t *p, jrpc__topic_t *t) {
     return;
   table_unlink((chain_t **)p->topics, p->topic_mask, (chain_t *)t, t->hash);
   p->ntopics--;
+  if (p->lim.interest)
+    p->lim.interest(p->lim.interest_arg, t->key, t->key_n, -1);
   free(t);
 }
 

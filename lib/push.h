@@ -32,6 +32,11 @@ typedef struct jrpc__push_limits {
   /* Subscriptions of every engine of the daemon, and their limit. */
   _Atomic uint64_t *total;
   uint64_t max_total;
+  /* A topic's first subscription on this engine (delta 1) and its last
+   * gone (-1): a fleet's broker subscribes to what some engine counts
+   * ([cluster]). NULL: nobody asks. */
+  void (*interest)(void *arg, const char *key, size_t key_n, int delta);
+  void *interest_arg;
 } jrpc__push_limits_t;
 
 /* One writer each (the engine's thread), any reader. */

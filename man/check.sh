@@ -153,8 +153,8 @@ tags() {
 # names the section KIND ("[server]", "[listen NAME]", "[plugin NAME]").
 section_tags() {
   awk -F '\t' -v kind="$1" '
-    (kind == "server" && index($1, "[server]")) ||
-    (kind != "server" && index($1, "[" kind " ")) { print $2 }' "$tmp/tags5"
+    ((kind == "server" || kind == "cluster") && index($1, "[" kind "]")) ||
+    (kind != "server" && kind != "cluster" && index($1, "[" kind " ")) { print $2 }' "$tmp/tags5"
 }
 
 # in_list WORD LIST...: whether WORD is one of LIST.
@@ -178,7 +178,8 @@ keys_of() { awk -F '\t' -v s="$1" '$1 == s { print $2 }' "$tmp/keys.tsv"; }
 mapfile -t server_keys < <(keys_of server)
 mapfile -t listen_keys < <(keys_of listen)
 mapfile -t plugin_keys < <(keys_of plugin)
-for kind in server listen plugin; do
+mapfile -t cluster_keys < <(keys_of cluster)
+for kind in server listen plugin cluster; do
   arr="${kind}_keys[@]"
   found=("${!arr}")
   if ((${#found[@]} == 0)); then
@@ -186,7 +187,7 @@ for kind in server listen plugin; do
   fi
 done
 
-for kind in server listen plugin; do
+for kind in server listen plugin cluster; do
   arr="${kind}_keys[@]"
   keys=("${!arr}")
   mapfile -t documented < <(section_tags "$kind")
@@ -276,6 +277,7 @@ awk '
     if (s ~ /^\[server\]/) return "server"
     if (s ~ /^\[listen[ \t]/) return "listen"
     if (s ~ /^\[plugin[ \t]/) return "plugin"
+    if (s ~ /^\[cluster\]/) return "cluster"
     return ""
   }
   /^[ \t]*\[/ { s = $0; sub(/^[ \t]*/, "", s); k = kind(s); sec = k; next }
@@ -293,7 +295,7 @@ if ! groff -man -t -Tutf8 -rHY=0 -rLL=5000n -P-cbou "$page5" >"$tmp/text5" 2>/de
 fi
 while IFS=$'\t' read -r sec key; do
   case $sec in
-  server | listen) own=1 ;;
+  server | listen | cluster) own=1 ;;
   plugin) if in_list "$key" "${plugin_keys[@]}"; then own=1; else own=0; fi ;;
   *) own=0 ;;
   esac
@@ -314,7 +316,7 @@ while IFS=$'\t' read -r sec key _; do
     fail "conf/jrpcd.conf: key \"$key\" of [$sec] (daemon/config_keys.c) is neither set nor shown (\"# $key = ...\") under a [$sec] section"
 done <"$tmp/keys.tsv"
 
-nkeys=$((${#server_keys[@]} + ${#listen_keys[@]} + ${#plugin_keys[@]}))
+nkeys=$((${#server_keys[@]} + ${#listen_keys[@]} + ${#plugin_keys[@]} + ${#cluster_keys[@]}))
 if ((failures)); then
   echo "man/check.sh: $failures failure(s)" >&2
   exit 1

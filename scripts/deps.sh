@@ -22,6 +22,7 @@ run_pkgs=(cmake make gcc pkg-config
   libhttp-parser-dev # framing = http and content-length (lib/http.c)
   libwslay-dev # websocket = yes: WebSocket frames (lib/ws.c)
   libssl-dev # TLS listeners, jrpc's tls:// (JRPC_TLS)
+  libnats-dev # [cluster]: push across a fleet through NATS (JRPC_NATS)
   libjansson-dev libedit-dev) # jrpc (cli/): its JSON and line editing
 # What the tests (scripts/test.sh) and bench/ add.
 test_pkgs=(libcmocka-dev # the unit tests (JRPC_TESTS)
@@ -42,6 +43,7 @@ test_pkgs=(libcmocka-dev # the unit tests (JRPC_TESTS)
   iproute2 # ip: docs_examples_live brings up its own loopback with 10.0.0.5 on it
   strace # cli_sockpath_symlink: holds jrpcd in chmod (inject=...:delay_enter)
   haproxy # tests/scale: the balancer in front of three jrpcds
+  nats-server # the broker of the [cluster] tests (cli_cluster)
   valgrind) # bench/callgrind*.sh: the instruction counts of BENCHMARKS.md
 # The comma-decimal locale test_jsontext_locale runs under.
 readonly LOCALE=de_DE.UTF-8

@@ -29,9 +29,9 @@ cmake --build build/tsan -j"$jobs" --target e2e_workers test_push pubsub sleep f
 # threads of a plugin publishing into the daemon (cli_push_burst).
 ctest --test-dir build/tsan -R '^(e2e_workers|test_push|cli_push_burst)$' --output-on-failure
 
-# -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF: the optional parts left out (no
-# simdjson: parser = auto meaning native; no OpenSSL).
-cmake -S . -B build/nosimd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF -DJRPC_WERROR=ON >/dev/null
+# -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF -DJRPC_NATS=OFF: the optional parts
+# left out (no simdjson: parser = auto meaning native; no OpenSSL; no NATS).
+cmake -S . -B build/nosimd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJRPC_SIMDJSON=OFF -DJRPC_TLS=OFF -DJRPC_NATS=OFF -DJRPC_WERROR=ON >/dev/null
 cmake --build build/nosimd -j"$jobs"
 # Not the scale tests (tests/scale, a minute of HAProxy and restarts): they
 # exercise processes and sockets, not the parts this build leaves out, and

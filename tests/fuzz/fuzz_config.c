@@ -52,15 +52,16 @@ static int streq(const char *a, const char *b) {
 /* The struct of a key of section s: the config, listener i or plugin i. */
 static const void *key_base(const jrpcd_config_t *c, jrpcd_section_t s,
                             size_t i) {
-  return s == JRPCD_SEC_SERVER   ? (const void *)c
+  return s == JRPCD_SEC_SERVER || s == JRPCD_SEC_CLUSTER ? (const void *)c
          : s == JRPCD_SEC_LISTEN ? (const void *)&c->listens[i]
                                  : (const void *)&c->plugins[i];
 }
 
 static size_t key_bases(const jrpcd_config_t *c, jrpcd_section_t s) {
-  return s == JRPCD_SEC_SERVER   ? 1
-         : s == JRPCD_SEC_LISTEN ? c->nlistens
-                                 : c->nplugins;
+  return s == JRPCD_SEC_SERVER    ? 1
+         : s == JRPCD_SEC_CLUSTER ? (size_t)(c->has_cluster != 0)
+         : s == JRPCD_SEC_LISTEN  ? c->nlistens
+                                  : c->nplugins;
 }
 
 /* Each key's value, printed, reads back through its own parser (so it is

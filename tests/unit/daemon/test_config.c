@@ -982,7 +982,59 @@ static void test_files(void **state) {
   assert_int_equal(jrpcd_config_load_string(&c, "[x]\n", NULL, err, sizeof err),
                    -1);
   assert_string_equal(err, "(built-in):1: [x]: unknown section ([server], "
-                           "[listen NAME], [plugin NAME] or [access])");
+                           "[listen NAME], [plugin NAME], [access] or "
+                           "[cluster])");
+}
+
+/* [cluster] (issue 24): read with its defaults; each of its mistakes
+ * named with its line; and a build without NATS refuses the section. */
+static void test_cluster(void **state) {
+  (void)state;
+  jrpcd_config_t c;
+#ifdef JRPC_HAVE_NATS
+  load_ok(&c, "[listen a]\nunix = /a\n");
+  assert_int_equal(c.has_cluster, 0);
+  assert_null(c.cluster_nats);
+  assert_null(c.cluster_subject_prefix);
+  jrpcd_config_free(&c);
+  load_ok(&c, "[listen a]\nunix = /a\n[cluster]\n"
+              "nats = nats://127.0.0.1:4222 tls://b.example:4443\n");
+  assert_int_equal(c.has_cluster, 1);
+  assert_string_equal(c.cluster_nats[0], "nats://127.0.0.1:4222");
+  assert_string_equal(c.cluster_nats[1], "tls://b.example:4443");
+  assert_null(c.cluster_nats[2]);
+  assert_string_equal(c.cluster_subject_prefix, "jrpcd");
+  assert_int_equal(c.cluster_buffer_bytes, 8388608);
+  assert_null(c.cluster_nats_creds);
+  jrpcd_config_free(&c);
+  expect_error("[listen a]\nunix = /a\n[cluster]\nsubject_prefix = x\n", 3,
+               "[cluster] nats: missing", NULL);
+  expect_error("[listen a]\nunix = /a\n[cluster]\nnats = 127.0.0.1:4222\n", 4,
+               "[cluster] nats: \"127.0.0.1:4222\" is not a NATS server URL",
+               NULL);
+  const char *prefixes[] = {"a.>", "a.*", "a..b", ".a", "a.", "a b"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+    char text[256];
+    snprintf(text, sizeof text,
+             "[listen a]\nunix = /a\n[cluster]\nnats = nats://h:1\n"
+             "subject_prefix = %s\n",
+             prefixes[i]);
+    expect_error(text, 5,
+                 "[cluster] subject_prefix: ", "is not a subject prefix");
+  }
+  expect_error("[listen a]\nunix = /a\n[cluster]\nnats = nats://h:1\n"
+               "[cluster]\n",
+               5, "[cluster]: defined twice (first at line 3)", NULL);
+  expect_error("[listen a]\nunix = /a\n[cluster x]\nnats = nats://h:1\n", 3,
+               "[cluster x]: [cluster] takes no name", NULL);
+  expect_error("[listen a]\nunix = /a\n[cluster]\nnats = nats://h:1\n"
+               "cluster_buffer_bytes = 10\n",
+               5, "[cluster] cluster_buffer_bytes: ", "out of range");
+#else
+  (void)c;
+  expect_error("[listen a]\nunix = /a\n[cluster]\nnats = nats://h:1\n", 3,
+               "[cluster]: this jrpcd was built without NATS", NULL);
+#endif
 }
 
 static void test_err_buffer(void **state) {
@@ -1184,6 +1236,7 @@ int main(void) {
       cmocka_unit_test(test_operator_traps),
       cmocka_unit_test(test_layout),
       cmocka_unit_test(test_files),
+      cmocka_unit_test(test_cluster),
       cmocka_unit_test(test_err_buffer),
       cmocka_unit_test(test_free_twice),
       cmocka_unit_test(test_log_level_parse),

@@ -47,6 +47,13 @@ static void text_with(char *out, size_t cap, const jrpcd_key_t *k,
                    ? "tcp = 127.0.0.1:1"
                    : "unix = /a");
     break;
+  case JRPCD_SEC_CLUSTER:
+    /* [cluster] needs nats: after the key, which stays on line 4. */
+    snprintf(out, cap, "[listen a]\nunix = /a\n[cluster]\n%s = %s\n%s", k->name,
+             value,
+             strcmp(k->name, "nats") != 0 ? "nats = nats://127.0.0.1:4222\n"
+                                          : "");
+    break;
   case JRPCD_SEC_PLUGIN:
     /* Every plugin needs a path: after the key, which stays on line 4. */
     snprintf(out, cap, "[listen a]\nunix = /a\n[plugin p]\n%s = %s\n%s",
@@ -58,7 +65,8 @@ static void text_with(char *out, size_t cap, const jrpcd_key_t *k,
 
 /* The struct K's field is in, in C. */
 static const void *base_of(const jrpcd_config_t *c, const jrpcd_key_t *k) {
-  return k->section == JRPCD_SEC_SERVER   ? (const void *)c
+  return k->section == JRPCD_SEC_SERVER || k->section == JRPCD_SEC_CLUSTER
+             ? (const void *)c
          : k->section == JRPCD_SEC_LISTEN ? (const void *)&c->listens[0]
                                           : (const void *)&c->plugins[0];
 }
@@ -68,10 +76,12 @@ static void expect_message(const jrpcd_key_t *k, const char *value,
   char text[512], want[512];
   text_with(text, sizeof text, k, value);
   jrpcd_config_t c;
-  int line = k->section == JRPCD_SEC_PLUGIN ? 4 : 2;
-  const char *label = k->section == JRPCD_SEC_SERVER   ? "[server]"
-                      : k->section == JRPCD_SEC_LISTEN ? "[listen a]"
-                                                       : "[plugin p]";
+  int line =
+      k->section == JRPCD_SEC_PLUGIN || k->section == JRPCD_SEC_CLUSTER ? 4 : 2;
+  const char *label = k->section == JRPCD_SEC_SERVER    ? "[server]"
+                      : k->section == JRPCD_SEC_LISTEN  ? "[listen a]"
+                      : k->section == JRPCD_SEC_CLUSTER ? "[cluster]"
+                                                        : "[plugin p]";
   snprintf(want, sizeof want, "t.conf:%d: %s %s: %s", line, label, k->name,
            why);
   if (load(&c, text) != -1 || strcmp(err, want) != 0)
@@ -92,10 +102,11 @@ static void test_rows(void **state) {
     assert_true(k->doc && k->doc[0]);
     if (jrpcd_key_find(k->section, k->name) != k)
       fail_msg("%s: twice in [%s]", k->name, jrpcd_section_name(k->section));
-    size_t struct_size = k->section == JRPCD_SEC_SERVER ? sizeof(jrpcd_config_t)
-                         : k->section == JRPCD_SEC_LISTEN
-                             ? sizeof(jrpcd_listen_conf_t)
-                             : sizeof(jrpcd_plugin_conf_t);
+    size_t struct_size =
+        k->section == JRPCD_SEC_SERVER || k->section == JRPCD_SEC_CLUSTER
+            ? sizeof(jrpcd_config_t)
+        : k->section == JRPCD_SEC_LISTEN ? sizeof(jrpcd_listen_conf_t)
+                                         : sizeof(jrpcd_plugin_conf_t);
     if (k->offset + k->size > struct_size)
       fail_msg("%s: field past its struct", k->name);
     switch (k->type) {
@@ -155,6 +166,10 @@ static void test_ranges_and_types(void **state) {
   for (size_t i = 0; i < jrpcd_nkeys; i++) {
     const jrpcd_key_t *k = &jrpcd_keys[i];
     jrpcd_config_t c;
+#ifndef JRPC_HAVE_NATS
+    if (k->section == JRPCD_SEC_CLUSTER)
+      continue; /* [cluster] is refused whole (test_config: no_nats) */
+#endif
     switch (k->type) {
     case JRPCD_KEY_UINT:
       snprintf(v, sizeof v, "%llu", (unsigned long long)k->max);
@@ -217,7 +232,8 @@ static void test_defaults_from_table(void **state) {
   load_ok(&c, "[listen u]\nunix = /u\n[listen t]\ntcp = 127.0.0.1:1\n");
   for (size_t i = 0; i < jrpcd_nkeys; i++) {
     const jrpcd_key_t *k = &jrpcd_keys[i];
-    if (k->section == JRPCD_SEC_PLUGIN)
+    /* [plugin] and [cluster] keys are not set without their section. */
+    if (k->section == JRPCD_SEC_PLUGIN || k->section == JRPCD_SEC_CLUSTER)
       continue;
     /* workers = 0 is resolved to the number of CPUs once read. */
     if (k->section == JRPCD_SEC_SERVER && strcmp(k->name, "workers") == 0)
