@@ -164,22 +164,6 @@ static void put_time(line_t *l, jrpcd_alog_worker_t *w) {
   put(l, frac, 5);
 }
 
-struct fields;
-static void format_text(line_t *l, jrpcd_alog_worker_t *w,
-                        const struct fields *f);
-static void format_json(line_t *l, jrpcd_alog_worker_t *w,
-                        const struct fields *f);
-
-/* access_log_format: a row each (JRPCD_ALOG_*). */
-static const struct format {
-  void (*line)(line_t *l, jrpcd_alog_worker_t *w, const struct fields *f);
-  /* A string inside the line's quotes (space: outside them). */
-  void (*escape)(line_t *l, const char *s, size_t n, int space);
-} formats[] = {
-    [JRPCD_ALOG_TEXT] = {format_text, text_escape},
-    [JRPCD_ALOG_JSON] = {format_json, json_escape},
-};
-
 /* What a line says of a call, in either format; the peer already escaped
  * for it. */
 typedef struct fields {
@@ -189,6 +173,32 @@ typedef struct fields {
   int code;
   uint64_t us, bytes;
 } fields_t;
+
+/* access_log_format: a row each (JRPCD_ALOG_*): how a string is escaped,
+ * and what stands before each field and at the line's end (write_fields). */
+static const struct format {
+  /* A string inside the line's quotes (space: outside them). */
+  void (*escape)(line_t *l, const char *s, size_t n, int space);
+  /* Before time, listener, kind, code, us, bytes, peer and method. */
+  const char *lead[8];
+  /* After a method cut short, after a whole one, instead of none. */
+  const char *cut_end, *end, *no_method;
+} formats[] = {
+    [JRPCD_ALOG_TEXT] = {text_escape,
+                         {"", " ", " ", " ", " ", " ", " \"", "\" \""},
+                         /* A backslash is never written bare otherwise:
+                          * unambiguous. */
+                         "\\...\"",
+                         "\"",
+                         "\" -"},
+    [JRPCD_ALOG_JSON] = {json_escape,
+                         {"{\"time\":\"", "\",\"listener\":\"",
+                          "\",\"kind\":\"", "\",\"code\":", ",\"us\":",
+                          ",\"bytes\":", ",\"peer\":\"", "\",\"method\":\""},
+                         "\",\"method_cut\":true}",
+                         "\"}",
+                         "\",\"method\":null}"},
+};
 
 static void fields_of(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
                       fields_t *f) {
@@ -217,53 +227,31 @@ static void fields_of(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
   f->bytes = d->reply_bytes;
 }
 
-static void format_json(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
-  put_str(l, "{\"time\":\"");
+/* TIME LISTENER KIND CODE US BYTES "PEER" "METHOD" in text (see the
+ * top), the same fields as one object in JSON. */
+static void write_fields(line_t *l, jrpcd_alog_worker_t *w,
+                         const struct format *fm, const fields_t *f) {
+  put_str(l, fm->lead[0]);
   put_time(l, w);
-  put_str(l, "\",\"listener\":\"");
-  json_escape(l, f->listener, f->listener_n, 0);
-  put_str(l, "\",\"kind\":\"");
+  put_str(l, fm->lead[1]);
+  fm->escape(l, f->listener, f->listener_n, 1);
+  put_str(l, fm->lead[2]);
   put_str(l, f->kind);
-  put_str(l, "\",\"code\":");
+  put_str(l, fm->lead[3]);
   put_i64(l, f->code);
-  put_str(l, ",\"us\":");
+  put_str(l, fm->lead[4]);
   put_u64(l, f->us);
-  put_str(l, ",\"bytes\":");
+  put_str(l, fm->lead[5]);
   put_u64(l, f->bytes);
-  put_str(l, ",\"peer\":\"");
+  put_str(l, fm->lead[6]);
   put_str(l, f->peer);
-  if (f->method) {
-    put_str(l, "\",\"method\":\"");
-    json_escape(l, f->method, f->method_n, 0);
-    put_str(l, f->cut ? "\",\"method_cut\":true}" : "\"}");
-  } else {
-    put_str(l, "\",\"method\":null}");
+  if (!f->method) {
+    put_str(l, fm->no_method);
+    return;
   }
-}
-
-/* TIME LISTENER KIND CODE US BYTES "PEER" "METHOD" (see the top). */
-static void format_text(line_t *l, jrpcd_alog_worker_t *w, const fields_t *f) {
-  put_time(l, w);
-  put_str(l, " ");
-  text_escape(l, f->listener, f->listener_n, 1);
-  put_str(l, " ");
-  put_str(l, f->kind);
-  put_str(l, " ");
-  put_i64(l, f->code);
-  put_str(l, " ");
-  put_u64(l, f->us);
-  put_str(l, " ");
-  put_u64(l, f->bytes);
-  put_str(l, " \"");
-  put_str(l, f->peer);
-  if (f->method) {
-    put_str(l, "\" \"");
-    text_escape(l, f->method, f->method_n, 0);
-    /* A backslash is never written bare otherwise: unambiguous. */
-    put_str(l, f->cut ? "\\...\"" : "\"");
-  } else {
-    put_str(l, "\" -");
-  }
+  put_str(l, fm->lead[7]);
+  fm->escape(l, f->method, f->method_n, 0);
+  put_str(l, f->cut ? fm->cut_end : fm->end);
 }
 
 static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
@@ -271,7 +259,7 @@ static size_t format_line(jrpcd_alog_worker_t *w, const jrpc__call_done_t *d,
   line_t l = {buf, buf + cap - 1}; /* room kept for the newline */
   fields_t f;
   fields_of(w, d, &f);
-  formats[w->log->format].line(&l, w, &f);
+  write_fields(&l, w, &formats[w->log->format], &f);
   *l.p++ = '\n';
   return (size_t)(l.p - buf);
 }

@@ -302,18 +302,8 @@ int jrpcd_listener_open(jrpcd_listener_t *l, const jrpcd_listen_conf_t *c,
   init_common(l, c);
   int rc =
       l->is_unix ? open_unix(l, c, err, errlen) : open_tcp(l, c, err, errlen);
-  if (rc) {
-    /* path is set once our bind made the file: only then is it ours. */
-    if (l->fd >= 0)
-      remove_ours(l);
-    if (l->fd >= 0)
-      close(l->fd);
-    free(l->path);
-    free(l->name);
-    origins_free(l->origins);
-    memset(l, 0, sizeof(*l));
-    l->fd = -1;
-  }
+  if (rc) /* path is set once our bind made the file: only then is it ours */
+    jrpcd_listener_close(l);
   return rc;
 }
 
