@@ -139,45 +139,67 @@ static int apply(void *arg, const char *key, size_t key_n, int subscribe,
   return 0;
 }
 
-static void test_interest_counts(void **state) {
-  (void)state;
+/* Each interest test's table and broker, made before it and freed after
+ * (cmocka's set-up and tear-down). */
+typedef struct interest_fx {
   jrpcd_interest_t in;
-  broker_t b = {0};
-  assert_int_equal(jrpcd_interest_init(&in), 0);
+  broker_t b;
+} interest_fx_t;
+
+static int interest_setup(void **state) {
+  interest_fx_t *f = calloc(1, sizeof(*f));
+  if (!f || jrpcd_interest_init(&f->in) != 0) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int interest_teardown(void **state) {
+  interest_fx_t *f = *state;
+  jrpcd_interest_free(&f->in);
+  free(f);
+  return 0;
+}
+
+static void test_interest_counts(void **state) {
+  interest_fx_t *f = *state;
+  jrpcd_interest_t *in = &f->in;
+  broker_t *b = &f->b;
   /* First worker: subscribe; second: nothing more; both gone: unsubscribe. */
-  assert_int_equal(jrpcd_interest_change(&in, "m\0t", 3, 1), 1);
-  assert_int_equal(jrpcd_interest_change(&in, "m\0t", 3, 1), 0);
-  assert_int_equal(jrpcd_interest_take(&in, apply, &b), 1);
-  assert_int_equal(b.subs, 1);
-  assert_int_equal(jrpcd_interest_change(&in, "m\0t", 3, -1), 0);
-  assert_int_equal(jrpcd_interest_take(&in, apply, &b), 0);
-  assert_int_equal(jrpcd_interest_change(&in, "m\0t", 3, -1), 1);
-  assert_int_equal(jrpcd_interest_take(&in, apply, &b), 1);
-  assert_int_equal(b.unsubs, 1);
-  assert_int_equal(b.held, 0);
-  assert_int_equal(in.ntopics, 0);
+  assert_int_equal(jrpcd_interest_change(in, "m\0t", 3, 1), 1);
+  assert_int_equal(jrpcd_interest_change(in, "m\0t", 3, 1), 0);
+  assert_int_equal(jrpcd_interest_take(in, apply, b), 1);
+  assert_int_equal(b->subs, 1);
+  assert_int_equal(jrpcd_interest_change(in, "m\0t", 3, -1), 0);
+  assert_int_equal(jrpcd_interest_take(in, apply, b), 0);
+  assert_int_equal(jrpcd_interest_change(in, "m\0t", 3, -1), 1);
+  assert_int_equal(jrpcd_interest_take(in, apply, b), 1);
+  assert_int_equal(b->unsubs, 1);
+  assert_int_equal(b->held, 0);
+  assert_int_equal(in->ntopics, 0);
   /* Up and down before the broker's thread looks: nothing to do. */
-  assert_int_equal(jrpcd_interest_change(&in, "m\0u", 3, 1), 1);
-  assert_int_equal(jrpcd_interest_change(&in, "m\0u", 3, -1), 0);
-  assert_int_equal(jrpcd_interest_take(&in, apply, &b), 0);
-  assert_int_equal(in.ntopics, 0);
+  assert_int_equal(jrpcd_interest_change(in, "m\0u", 3, 1), 1);
+  assert_int_equal(jrpcd_interest_change(in, "m\0u", 3, -1), 0);
+  assert_int_equal(jrpcd_interest_take(in, apply, b), 0);
+  assert_int_equal(in->ntopics, 0);
   /* Many topics (the table grows), each its own count. */
   char key[32];
   for (int i = 0; i < 1000; i++) {
     int n = snprintf(key, sizeof key, "m%c%d", 0, i);
-    assert_int_equal(jrpcd_interest_change(&in, key, (size_t)n, 1), 1);
+    assert_int_equal(jrpcd_interest_change(in, key, (size_t)n, 1), 1);
   }
   broker_t many = {0};
   many.held = -1; /* many topics: only count */
-  assert_int_equal(jrpcd_interest_take(&in, apply, &many), 1000);
+  assert_int_equal(jrpcd_interest_take(in, apply, &many), 1000);
   assert_int_equal(many.subs, 1000);
   for (int i = 0; i < 1000; i++) {
     int n = snprintf(key, sizeof key, "m%c%d", 0, i);
-    assert_int_equal(jrpcd_interest_change(&in, key, (size_t)n, -1), 1);
+    assert_int_equal(jrpcd_interest_change(in, key, (size_t)n, -1), 1);
   }
-  assert_int_equal(jrpcd_interest_take(&in, apply, &many), 1000);
-  assert_int_equal(in.ntopics, 0);
-  jrpcd_interest_free(&in);
+  assert_int_equal(jrpcd_interest_take(in, apply, &many), 1000);
+  assert_int_equal(in->ntopics, 0);
 }
 
 /* A broker call that fails leaves the topic for the next look. */
@@ -192,15 +214,13 @@ static int refuse(void *arg, const char *key, size_t key_n, int subscribe,
 }
 
 static void test_interest_retry(void **state) {
-  (void)state;
-  jrpcd_interest_t in;
-  broker_t b = {0};
-  assert_int_equal(jrpcd_interest_init(&in), 0);
-  assert_int_equal(jrpcd_interest_change(&in, "m\0t", 3, 1), 1);
-  assert_int_equal(jrpcd_interest_take(&in, refuse, NULL), 0);
-  assert_int_equal(jrpcd_interest_take(&in, apply, &b), 1);
-  assert_int_equal(b.held, 1);
-  jrpcd_interest_free(&in);
+  interest_fx_t *f = *state;
+  jrpcd_interest_t *in = &f->in;
+  broker_t *b = &f->b;
+  assert_int_equal(jrpcd_interest_change(in, "m\0t", 3, 1), 1);
+  assert_int_equal(jrpcd_interest_take(in, refuse, NULL), 0);
+  assert_int_equal(jrpcd_interest_take(in, apply, b), 1);
+  assert_int_equal(b->held, 1);
 }
 
 /* A worker subscribes again while the broker's thread is unsubscribing
@@ -214,19 +234,17 @@ static int apply_while_resubscribed(void *arg, const char *key, size_t key_n,
 }
 
 static void test_interest_change_during_apply(void **state) {
-  (void)state;
-  jrpcd_interest_t in;
-  broker_t b = {0};
-  assert_int_equal(jrpcd_interest_init(&in), 0);
-  racing_in = &in;
-  jrpcd_interest_change(&in, "m\0t", 3, 1);
-  assert_int_equal(jrpcd_interest_take(&in, apply, &b), 1);
-  jrpcd_interest_change(&in, "m\0t", 3, -1);
-  jrpcd_interest_take(&in, apply_while_resubscribed, &b);
-  assert_int_equal(b.held, 1);
-  assert_int_equal(b.twice, 0);
-  assert_int_equal(b.subs, 2);
-  jrpcd_interest_free(&in);
+  interest_fx_t *f = *state;
+  jrpcd_interest_t *in = &f->in;
+  broker_t *b = &f->b;
+  racing_in = in;
+  jrpcd_interest_change(in, "m\0t", 3, 1);
+  assert_int_equal(jrpcd_interest_take(in, apply, b), 1);
+  jrpcd_interest_change(in, "m\0t", 3, -1);
+  jrpcd_interest_take(in, apply_while_resubscribed, b);
+  assert_int_equal(b->held, 1);
+  assert_int_equal(b->twice, 0);
+  assert_int_equal(b->subs, 2);
 }
 
 typedef struct racer {
@@ -250,29 +268,27 @@ static void *race(void *arg) {
  * the broker holds the topic that both still count. Then both leave: it
  * is let go. */
 static void test_interest_race(void **state) {
-  (void)state;
-  jrpcd_interest_t in;
-  broker_t b = {0};
-  assert_int_equal(jrpcd_interest_init(&in), 0);
-  racer_t r = {&in, 200000};
+  interest_fx_t *f = *state;
+  jrpcd_interest_t *in = &f->in;
+  broker_t *b = &f->b;
+  racer_t r = {in, 200000};
   pthread_t t1, t2;
   assert_int_equal(pthread_create(&t1, NULL, race, &r), 0);
   assert_int_equal(pthread_create(&t2, NULL, race, &r), 0);
   for (int i = 0; i < 20000; i++)
-    jrpcd_interest_take(&in, apply, &b);
+    jrpcd_interest_take(in, apply, b);
   pthread_join(t1, NULL);
   pthread_join(t2, NULL);
-  jrpcd_interest_take(&in, apply, &b);
-  assert_int_equal(b.twice, 0);
-  assert_int_equal(b.held, 1);
-  assert_int_equal(b.subs, b.unsubs + 1);
-  jrpcd_interest_change(&in, "m\0t", 3, -1);
-  jrpcd_interest_change(&in, "m\0t", 3, -1);
-  jrpcd_interest_take(&in, apply, &b);
-  assert_int_equal(b.held, 0);
-  assert_int_equal(b.twice, 0);
-  assert_int_equal(in.ntopics, 0);
-  jrpcd_interest_free(&in);
+  jrpcd_interest_take(in, apply, b);
+  assert_int_equal(b->twice, 0);
+  assert_int_equal(b->held, 1);
+  assert_int_equal(b->subs, b->unsubs + 1);
+  jrpcd_interest_change(in, "m\0t", 3, -1);
+  jrpcd_interest_change(in, "m\0t", 3, -1);
+  jrpcd_interest_take(in, apply, b);
+  assert_int_equal(b->held, 0);
+  assert_int_equal(b->twice, 0);
+  assert_int_equal(in->ntopics, 0);
 }
 
 int main(void) {
@@ -280,10 +296,14 @@ int main(void) {
       cmocka_unit_test(test_subject_escapes),
       cmocka_unit_test(test_subject_injective),
       cmocka_unit_test(test_subject_bounds),
-      cmocka_unit_test(test_interest_counts),
-      cmocka_unit_test(test_interest_retry),
-      cmocka_unit_test(test_interest_change_during_apply),
-      cmocka_unit_test(test_interest_race),
+      cmocka_unit_test_setup_teardown(test_interest_counts, interest_setup,
+                                      interest_teardown),
+      cmocka_unit_test_setup_teardown(test_interest_retry, interest_setup,
+                                      interest_teardown),
+      cmocka_unit_test_setup_teardown(test_interest_change_during_apply,
+                                      interest_setup, interest_teardown),
+      cmocka_unit_test_setup_teardown(test_interest_race, interest_setup,
+                                      interest_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
