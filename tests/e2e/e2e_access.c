@@ -7,9 +7,9 @@
  * fx_guard fixture, whose handlers count the calls that reach them per
  * method. [access] denies fx.deny* to every client the test can be
  * (uid 65534 and 10.0.0.0/8 only); every listener's `methods` leaves out
- * fx.hide. Each listener (Unix newline, length, content-length and HTTP;
- * TCP newline; TCP newline over TLS) gets one connection carrying the
- * matrix: each params shape (positional, named in order, named out of
+ * fx.hide. Each listener (Unix newline, length, content-length, HTTP and
+ * WebSocket; TCP newline; TCP newline over TLS) gets one connection carrying
+ * the matrix: each params shape (positional, named in order, named out of
  * order, an escaped name, 100.0 for an integer, bad params, no params, a
  * frame padded past the auto threshold) to each method as a call, a
  * notification, and a call and a notification inside a batch.
@@ -101,7 +101,13 @@ static unsigned good_shapes(void) {
   return n;
 }
 
-typedef enum { F_NEWLINE, F_LENGTH, F_CONTENT_LENGTH, F_HTTP } framing_t;
+typedef enum {
+  F_NEWLINE,
+  F_LENGTH,
+  F_CONTENT_LENGTH,
+  F_HTTP,
+  F_WEBSOCKET /* an http listener with websocket = yes */
+} framing_t;
 
 typedef struct listener {
   const char *name;
@@ -112,7 +118,7 @@ typedef struct listener {
 static const listener_t listeners[] = {
     {"a_nl", F_NEWLINE, 0, 0},        {"a_len", F_LENGTH, 0, 0},
     {"a_cl", F_CONTENT_LENGTH, 0, 0}, {"a_http", F_HTTP, 0, 0},
-    {"a_tcp", F_NEWLINE, 1, 0},
+    {"a_ws", F_WEBSOCKET, 0, 0},      {"a_tcp", F_NEWLINE, 1, 0},
 #ifdef E2E_TLS
     {"a_tls", F_NEWLINE, 1, 1},
 #endif
@@ -148,6 +154,34 @@ static void putf(buf_t *b, const char *fmt, ...) {
   put(b, tmp, (size_t)n);
 }
 
+/* One client frame (RFC 6455, 5.2): final, text, masked, its length in
+ * the shortest of the 7, 16 and 64-bit forms. */
+static void ws_frame(buf_t *out, const buf_t *payload) {
+  static const unsigned char mask[4] = {0x3c, 0xa5, 0x0f, 0x96};
+  size_t n = payload->n;
+  unsigned char head[14] = {0x81};
+  size_t hn = 2;
+  if (n < 126) {
+    head[1] = (unsigned char)(0x80 | n);
+  } else if (n <= 0xffff) {
+    head[1] = 0x80 | 126;
+    head[2] = (unsigned char)(n >> 8);
+    head[3] = (unsigned char)n;
+    hn = 4;
+  } else {
+    head[1] = 0x80 | 127;
+    for (int i = 0; i < 8; i++)
+      head[2 + i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
+    hn = 10;
+  }
+  memcpy(head + hn, mask, 4);
+  put(out, head, hn + 4);
+  size_t at = out->n;
+  put(out, payload->p, n);
+  for (size_t i = 0; i < n; i++)
+    out->p[at + i] ^= (char)mask[i % 4];
+}
+
 static void frame(buf_t *out, framing_t f, const buf_t *payload) {
   size_t n = payload->n;
   switch (f) {
@@ -172,6 +206,9 @@ static void frame(buf_t *out, framing_t f, const buf_t *payload) {
          "Content-Length: %zu\r\n\r\n",
          n);
     put(out, payload->p, n);
+    break;
+  case F_WEBSOCKET:
+    ws_frame(out, payload);
     break;
   }
 }
@@ -371,6 +408,8 @@ typedef struct world {
   int port[NLISTENERS];
 } world_t;
 
+static void ws_upgrade(peer_t *p, const char *where);
+
 static void peer_open(world_t *w, unsigned l, peer_t *p) {
   memset(p, 0, sizeof(*p));
   if (listeners[l].tcp) {
@@ -400,6 +439,8 @@ static void peer_open(world_t *w, unsigned l, peer_t *p) {
     }
   }
 #endif
+  if (listeners[l].framing == F_WEBSOCKET)
+    ws_upgrade(p, listeners[l].name);
 }
 
 static void peer_send(peer_t *p, const char *s, size_t n) {
@@ -428,6 +469,26 @@ static ssize_t peer_recv(peer_t *p, char *s, size_t cap) {
   }
 #endif
   return read(p->fd, s, cap);
+}
+
+/* The opening handshake: the upgrade GET, then the 101 head read up to
+ * its blank line (nothing else is sent before it). */
+static void ws_upgrade(peer_t *p, const char *where) {
+  static const char get[] =
+      "GET / HTTP/1.1\r\nHost: jrpcd\r\nUpgrade: websocket\r\n"
+      "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+  peer_send(p, get, sizeof(get) - 1);
+  char head[1024];
+  size_t n = 0;
+  while (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0) {
+    if (n + 1 >= sizeof(head) || peer_recv(p, head + n, 1) != 1)
+      fail_msg("%s: no whole upgrade reply: %.*s", where, (int)n, head);
+    n++;
+  }
+  head[n] = '\0';
+  if (strncmp(head, "HTTP/1.1 101 ", 13) != 0)
+    fail_msg("%s: upgrade refused: %s", where, head);
 }
 
 static void peer_close(peer_t *p) {
@@ -494,8 +555,8 @@ static void start(world_t *w, const char *server) {
   putf(&conf, "%s[plugin guard]\npath = %s/fx_guard.so\n", e2e_plugins_default,
        JRPC_FIXTURE_DIR);
   for (unsigned l = 0; l < NLISTENERS; l++) {
-    static const char *const framings[] = {"newline", "length",
-                                           "content-length", "http"};
+    static const char *const framings[] = {
+        "newline", "length", "content-length", "http", "http\nwebsocket = yes"};
     putf(&conf, "[listen %s]\nframing = %s\n", listeners[l].name,
          framings[listeners[l].framing]);
     /* fx.hide is the one fx_guard method no listener shows. */
