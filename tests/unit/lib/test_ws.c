@@ -109,6 +109,17 @@ static void frame(buf_t *b, int fin, int op, const void *p, size_t n,
 }
 #define TEXT(b, s) frame(b, 1, 1, s, strlen(s), 0)
 
+/* s as one text frame, or (cut > 0) as a text frame of its first cut
+ * bytes and a final continuation of the rest. */
+static void text_in_parts(buf_t *b, const char *s, size_t cut) {
+  if (!cut) {
+    TEXT(b, s);
+    return;
+  }
+  frame(b, 0, 1, s, cut, 0);
+  frame(b, 1, 0, s + cut, strlen(s) - cut, 0);
+}
+
 static const char HANDSHAKE[] =
     "GET /rpc HTTP/1.1\r\nHost: t\r\n"
     "Upgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -427,12 +438,7 @@ static void test_utf8(void **state) {
              good[i]);
     for (int frag = 0; frag < 2; frag++) {
       buf_t fr = {.n = 0};
-      if (frag) {
-        frame(&fr, 0, 1, call, 3, 0);
-        frame(&fr, 1, 0, call + 3, strlen(call) - 3, 0);
-      } else {
-        TEXT(&fr, call);
-      }
+      text_in_parts(&fr, call, frag ? 3 : 0);
       conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
       sframe_t s[2];
       assert_int_equal(frames_of(c, s, 2), 1);
@@ -445,12 +451,7 @@ static void test_utf8(void **state) {
     snprintf(call, sizeof(call), "[\"%s\"]", bad[i]);
     for (int frag = 0; frag < 2; frag++) {
       buf_t fr = {.n = 0};
-      if (frag) {
-        frame(&fr, 0, 1, call, 2, 0);
-        frame(&fr, 1, 0, call + 2, strlen(call) - 2, 0);
-      } else {
-        TEXT(&fr, call);
-      }
+      text_in_parts(&fr, call, frag ? 2 : 0);
       expect_close(&f->eng, &fr, 1007);
     }
   }
@@ -519,12 +520,20 @@ static void test_utf8_each_position(void **state) {
   assert_int_equal(jrpc__ws_mask_use(NULL), 0);
 }
 
-static void test_binary_not_utf8(void **state) {
-  tu_fixture *f = *state;
+/* A connection past the handshake that was sent one frame and took it
+ * without error. */
+static conn_t *open_one(tu_fixture *f, int fin, int op, const char *p,
+                        size_t n) {
   buf_t fr = {.n = 0};
-  frame(&fr, 1, 2, "\"\xff\"", 3, 0);
+  frame(&fr, fin, op, p, n, 0);
   conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
   assert_int_equal(c->rc, 0);
+  return c;
+}
+
+static void test_binary_not_utf8(void **state) {
+  tu_fixture *f = *state;
+  conn_t *c = open_one(f, 1, 2, "\"\xff\"", 3);
   sframe_t s[2];
   assert_int_equal(frames_of(c, s, 2), 1);
   assert_int_equal(s[0].op, 1);
@@ -536,10 +545,7 @@ static void test_binary_not_utf8(void **state) {
  * with 1008. */
 static void test_timeout(void **state) {
   tu_fixture *f = *state;
-  buf_t fr = {.n = 0};
-  frame(&fr, 0, 1, "[1,", 3, 0);
-  conn_t *c = open_with(&f->eng, "", &fr, 1 << 20);
-  assert_int_equal(c->rc, 0);
+  conn_t *c = open_one(f, 0, 1, "[1,", 3);
   assert_true(jrpc__stream_partial(&c->s) > 0);
   assert_int_equal(c->s.fx->timeout(&c->s, 100, 3), JRPC__ECLOSE);
   take_output(c);
@@ -548,7 +554,7 @@ static void test_timeout(void **state) {
   assert_int_equal(close_code(&s[0]), 1008);
   conn_free(c);
   /* A whole message and a ping leave nothing partial. */
-  fr.n = 0;
+  buf_t fr = {.n = 0};
   TEXT(&fr, CALL1);
   frame(&fr, 1, 9, "", 0, 0);
   c = open_with(&f->eng, "", &fr, 1 << 20);
@@ -619,26 +625,29 @@ static void test_refused(void **state) {
   expect_status(&f->eng, 0, hs, "HTTP/1.1 400 Bad Request\r\n");
   snprintf(hs, sizeof(hs), "%sOrigin: https://evil.example\r\n\r\n", HANDSHAKE);
   expect_status(&f->eng, 1, hs, "HTTP/1.1 403 Forbidden\r\n");
-  expect_status(&f->eng, 1,
-                "GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: "
-                "Upgrade\r\nSec-WebSocket-Version: 12\r\nSec-WebSocket-Key: "
-                "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-                "HTTP/1.1 426 Upgrade Required\r\n");
-  expect_status(&f->eng, 1,
-                "GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: "
-                "Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
-                "abc\r\n\r\n",
-                "HTTP/1.1 400 Bad Request\r\n");
-  expect_status(&f->eng, 1,
-                "GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
-                "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
-                "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-                "HTTP/1.1 400 Bad Request\r\n");
-  expect_status(&f->eng, 1,
-                "GET / HTTP/1.0\r\nUpgrade: websocket\r\nConnection: "
-                "Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
-                "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-                "HTTP/1.1 400 Bad Request\r\n");
+  /* Another version; a key that is not 16 bytes; no Connection: upgrade;
+   * HTTP/1.0. */
+  static const struct {
+    const char *req, *status;
+  } bad[] = {
+      {"GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+       "Sec-WebSocket-Version: 12\r\nSec-WebSocket-Key: "
+       "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+       "HTTP/1.1 426 Upgrade Required\r\n"},
+      {"GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: abc\r\n\r\n",
+       "HTTP/1.1 400 Bad Request\r\n"},
+      {"GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
+       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+       "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+       "HTTP/1.1 400 Bad Request\r\n"},
+      {"GET / HTTP/1.0\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+       "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+       "HTTP/1.1 400 Bad Request\r\n"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    expect_status(&f->eng, 1, bad[i].req, bad[i].status);
   /* A listed origin: 101, with its line. */
   conn_t *c = open_with(&f->eng, "Origin: https://ok.example\r\n", NULL, 64);
   assert_non_null(memmem(c->out.b, c->out.n,
