@@ -207,6 +207,17 @@ def main():
         print("SKIP: no nats-server (Debian's nats-server)")
         return 77
     tmp = tempfile.mkdtemp(prefix="jrpcd-cluster-")
+    # A jrpcd built without libnats (-DJRPC_NATS=OFF, as CI's no-simdjson
+    # build) refuses [cluster] by design: nothing of this to test there.
+    probe = os.path.join(tmp, "probe.conf")
+    with open(probe, "w") as f:
+        f.write("[cluster]\nnats = nats://127.0.0.1:4222\n")
+    t = subprocess.run([jrpcd, "-t", "-c", probe], capture_output=True,
+                       text=True)
+    if "built without NATS" in t.stdout + t.stderr:
+        shutil.rmtree(tmp, ignore_errors=True)
+        print("SKIP: this jrpcd was built without NATS (-DJRPC_NATS=OFF)")
+        return 77
     nport = free_port()
     a = b = broker = None
     try:
