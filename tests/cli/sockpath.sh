@@ -326,6 +326,17 @@ while time.time() < end:
   fi
   grep -q swapped "$T/watcher.log" || fail "symlink_race: the socket never appeared (the watcher did not swap it)"
   kill -TERM "$pid" 2>/dev/null || true
+  # Bounded: a jrpcd that does not stop under strace is a failure said
+  # here, not a hang that eats ctest's whole timeout.
+  for ((i = 0; i < 400; i++)); do
+    alive "$tracer" || break
+    sleep 0.05
+  done
+  if alive "$tracer"; then
+    kill -KILL "$pid" "$tracer" 2>/dev/null || true
+    show "$T/race.err"
+    fail "symlink_race: jrpcd under strace did not stop within 20 s of SIGTERM"
+  fi
   wait "$tracer" 2>/dev/null || true
   forget_pid "$pid"
   forget_pid "$tracer"
