@@ -207,6 +207,18 @@ alive() {
   [[ "${stat%% *}" != Z ]]
 }
 
+# wait_gone PID SECONDS: true once PID has ended (exited, or a zombie),
+# false if it is still running after SECONDS. Works for a pid that is not
+# this shell's child, where wait cannot.
+wait_gone() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 20; i++)); do
+    alive "$pid" || return 0
+    sleep 0.05
+  done
+  ! alive "$pid"
+}
+
 # Once reaped, a pid may be reused by anyone: cleanup must not signal it.
 forget_pid() {
   local p keep=()

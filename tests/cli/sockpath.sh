@@ -292,7 +292,7 @@ while time.time() < end:
   # socket's name appearing and its mode being set, if there is one, is
   # wide open. LeakSanitizer cannot run under ptrace.
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-    strace -o /dev/null -e trace=chmod,fchmodat \
+    strace -I 1 -o /dev/null -e trace=chmod,fchmodat \
     -e inject=chmod,fchmodat:delay_enter=500000 \
     "$JRPCD" -c "$T/race.conf" >"$T/race.out" 2>"$T/race.err" &
   local tracer=$! pid="" i
@@ -325,21 +325,28 @@ while time.time() < end:
       "a symbolic link: $target is now \"$got\" (was \"600 root\")"
   fi
   grep -q swapped "$T/watcher.log" || fail "symlink_race: the socket never appeared (the watcher did not swap it)"
-  kill -TERM "$pid" 2>/dev/null || true
-  # Bounded: a jrpcd that does not stop under strace is a failure said
-  # here, not a hang that eats ctest's whole timeout.
-  for ((i = 0; i < 400; i++)); do
-    alive "$tracer" || break
-    sleep 0.05
-  done
-  if alive "$tracer"; then
-    kill -KILL "$pid" "$tracer" 2>/dev/null || true
-    show "$T/race.err"
-    fail "symlink_race: jrpcd under strace did not stop within 20 s of SIGTERM"
+  # strace's part is over: it detaches on SIGTERM, and jrpcd, no longer
+  # traced, is stopped as any daemon is. (Stopping jrpcd while traced was
+  # seen twice in CI to leave it running for 20 s and more, never here;
+  # the test is about the socket's mode, not about ptrace.)
+  kill -TERM "$tracer" 2>/dev/null || true
+  if ! wait_gone "$tracer" 10; then
+    kill -KILL "$tracer" 2>/dev/null || true
+    fail "symlink_race: strace did not detach within 10 s of SIGTERM"
   fi
   wait "$tracer" 2>/dev/null || true
-  forget_pid "$pid"
   forget_pid "$tracer"
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_gone "$pid" "$STOP_LIMIT_S"; then
+    fail "symlink_race: jrpcd did not stop within ${STOP_LIMIT_S} s of" \
+      "SIGTERM ($(grep -E '^(State|TracerPid):' "/proc/$pid/status" 2>/dev/null | tr '\n\t' '  '))"
+    kill -KILL "$pid" 2>/dev/null || true
+    show "$T/race.err"
+  elif ! grep -q 'jrpcd\[info\] stopped$' "$T/race.err"; then
+    show "$T/race.err"
+    fail "symlink_race: jrpcd ended without its \"stopped\" line"
+  fi
+  forget_pid "$pid"
   check_sanitizer "$T/race.err" symlink_race || true
   stop_bg "$watcher"
   return 0 # failures are counted, not fatal
