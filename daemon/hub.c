@@ -108,7 +108,6 @@ int jrpcd_hub_worker_init(jrpcd_worker_t *w, char *err, size_t errlen) {
       .overflow_close = conf->push_overflow_close,
       .total = &w->srv->subscriptions,
       .max_total = conf->max_subscriptions,
-      .interest = jrpcd_cluster_on() ? jrpcd_cluster_interest : NULL,
   };
   if (jrpc__inbox_init(&w->inbox.q, JRPCD_INBOX_SIZE) != 0 ||
       jrpc__push_init(&w->push, &w->engine, &lim) != 0) {
@@ -117,6 +116,8 @@ int jrpcd_hub_worker_init(jrpcd_worker_t *w, char *err, size_t errlen) {
     return -1;
   }
   w->engine.push = &w->push;
+  /* With [cluster], its topics are counted for the broker from here. */
+  jrpcd_cluster_worker_sync(&w->push, &w->inbox.cluster_epoch);
   return 0;
 }
 
@@ -142,6 +143,11 @@ void jrpcd_hub_worker_drain(jrpcd_worker_t *w) {
   if (n == DRAIN_BUDGET)
     uv_async_send(&w->wake); /* more may wait: after the loop's turn */
   jrpc__push_flush(&w->push);
+}
+
+void jrpcd_hub_worker_drain_all(jrpcd_worker_t *w) {
+  for (unsigned k = 0; k < JRPCD_INBOX_SIZE / DRAIN_BUDGET; k++)
+    jrpcd_hub_worker_drain(w);
 }
 
 void jrpcd_hub_worker_close(jrpcd_worker_t *w) {

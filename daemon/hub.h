@@ -23,6 +23,9 @@ typedef struct jrpcd_inbox {
   _Atomic uint32_t lost[JRPC__PUSH_LOST_BUCKETS];
   atomic_int closed;      /* the worker's wake-up handle is going */
   atomic_uint publishing; /* publishers between their check and wake-up */
+  /* [cluster]: the broker connection this worker counts its topics for
+   * (jrpcd_cluster_worker_sync); 0: none. The worker's own. */
+  unsigned cluster_epoch;
 } jrpcd_inbox_t;
 
 /* Before the first plugin loads: jrpc_publish reaches srv's workers. */
@@ -34,6 +37,9 @@ void jrpcd_hub_stop(void);
 int jrpcd_hub_worker_init(struct jrpcd_worker *w, char *err, size_t errlen);
 /* On w's loop, when woken: the inbox's messages to their subscribers. */
 void jrpcd_hub_worker_drain(struct jrpcd_worker *w);
+/* On w's loop, as it stops: what the inbox holds now, to the subscribers
+ * (as much as it can hold: bounded while publishers go on). */
+void jrpcd_hub_worker_drain_all(struct jrpcd_worker *w);
 /* On w's loop, before its wake-up handle closes: no publisher touches it
  * after this returns. */
 void jrpcd_hub_worker_close(struct jrpcd_worker *w);

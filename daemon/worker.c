@@ -7,6 +7,7 @@
 
 #include "accept.h"
 #include "admit.h"
+#include "cluster.h"
 #include "log.h"
 #include "rpcstats.h"
 #include "server.h"
@@ -315,19 +316,32 @@ static uint64_t sweep_every(uint64_t idle_ms, uint64_t frame_ms,
   return every;
 }
 
-static void begin_stop(jrpcd_worker_t *w) {
-  if (w->stopping)
-    return;
-  w->stopping = 1;
-  jrpcd_accept_stop(w);
+/* Finishes the connections that have subscriptions (subscribers 1) or
+ * those that have none (0). */
+static void finish_conns(jrpcd_worker_t *w, int subscribers) {
   for (jrpcd_conn_t *c = w->conns.next; c != &w->conns;) {
     jrpcd_conn_t *next = c->next;
-    jrpcd_conn_finish(c);
+    if ((c->st.sink.push && c->st.sink.push->nsubs) == subscribers)
+      jrpcd_conn_finish(c);
     /* Replies c completes may close another connection, next among them
      * (its memory stays until the loop's close phase): then start over;
      * finishing twice is harmless. */
     c = next->closed ? w->conns.next : next;
   }
+}
+
+static void begin_stop(jrpcd_worker_t *w) {
+  if (w->stopping)
+    return;
+  w->stopping = 1;
+  jrpcd_accept_stop(w);
+  /* A finished connection with nothing left to send closes at once: so
+   * the publishes of what the others sent before the stop, and what the
+   * inbox holds, are put into subscribers' output first, to be written
+   * before they close. */
+  finish_conns(w, 0);
+  jrpcd_hub_worker_drain_all(w);
+  finish_conns(w, 1);
   uint64_t ms = w->srv->conf.shutdown_timeout_ms;
   /* Leave the main thread a little of the allowance for its cleanup. */
   uv_timer_start(&w->deadline, on_deadline, ms > 100 ? ms - ms / 10 : ms, 0);
@@ -392,6 +406,8 @@ static void on_wake(uv_async_t *a) {
       if (!c->closed && c->st.sink.push)
         jrpc__push_review(&w->push, &c->st.sink, c->reg);
     }
+    /* A reload may have added, replaced or removed [cluster]. */
+    jrpcd_cluster_worker_sync(&w->push, &w->inbox.cluster_epoch);
     w->engine.mstats = jrpcd_stats_row(gen, w->index);
     jrpcd_gen_worker_release(old, w->index);
   }
