@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
+#include "push.h"
 #include "pushq.h"
 
 struct jrpcd_server;
@@ -38,9 +40,28 @@ typedef struct jrpcd_cluster_stats {
  * the connection (made in the background: a broker that is away delays
  * nothing). 0; -1 with err. */
 int jrpcd_cluster_start(struct jrpcd_server *srv, char *err, size_t errlen);
+/* SIGHUP, on the main thread, after everything else of the reload that
+ * can fail, before the workers take the new generation: the one place
+ * that decides about the broker connection. [cluster] as now has it
+ * unchanged: the connection is kept as it is. Changed, added or removed:
+ * a new connection is made (the old one stays if it cannot be: -1 with
+ * err), publishes go to it from then on, the old one sends what it holds
+ * and closes, and the workers count their topics into the new one as
+ * they take the new generation (jrpcd_cluster_worker_sync); the
+ * subscribers of topics the old one held are told of the gap (rpc.lagged)
+ * when the new one subscribes to them, or at once when [cluster] is
+ * gone. Logged either way. */
+int jrpcd_cluster_reload(struct jrpcd_server *srv, const jrpcd_config_t *now,
+                         char *err, size_t errlen);
 /* After the last publisher (jrpcd_hub_stop), before the workers' inboxes
- * go: the broker connection closes, the thread ends. */
+ * go: what the broker's thread holds goes out (or, the broker away, is
+ * dropped and counted), then the connection closes. */
 void jrpcd_cluster_stop(void);
+/* On a worker's thread, at its start and as it takes a new generation:
+ * p's interest hook follows the connection there is now, and p's topics
+ * are counted into it if they are not yet (*epoch: the worker's, which
+ * connection it counts for). */
+void jrpcd_cluster_worker_sync(jrpc__push_t *p, unsigned *epoch);
 /* Whether publishes go to a broker (then hub.c hands each one over). */
 int jrpcd_cluster_on(void);
 /* Any thread: m (one reference, the cluster's) to the broker. */
@@ -58,7 +79,20 @@ static inline int jrpcd_cluster_start(struct jrpcd_server *srv, char *err,
   (void)errlen;
   return 0;
 }
+static inline int jrpcd_cluster_reload(struct jrpcd_server *srv,
+                                       const jrpcd_config_t *now, char *err,
+                                       size_t errlen) {
+  (void)srv;
+  (void)now;
+  (void)err;
+  (void)errlen;
+  return 0;
+}
 static inline void jrpcd_cluster_stop(void) {}
+static inline void jrpcd_cluster_worker_sync(jrpc__push_t *p, unsigned *epoch) {
+  (void)p;
+  (void)epoch;
+}
 static inline int jrpcd_cluster_on(void) {
   return 0;
 }

@@ -436,24 +436,24 @@ const jrpcd_key_t jrpcd_keys[] = {
 
     /* [cluster]: push across a fleet through NATS (cluster.c). */
     {"nats", CLUSTER(cluster_nats), .type = JRPCD_KEY_LIST, .min = 1,
-     .what = "NATS server URLs", .check = nats_url_parses, .restart = 1,
+     .what = "NATS server URLs", .check = nats_url_parses,
      .doc = "the NATS servers every publish goes through to the other "
             "instances (nats://HOST:PORT or tls://HOST:PORT, any number)"},
     {"nats_creds", CLUSTER(cluster_nats_creds), .type = JRPCD_KEY_STRING,
-     .min = 1, .what = "a credentials file", .restart = 1,
+     .min = 1, .what = "a credentials file",
      .doc = "the broker connection's credentials (a NATS .creds file: JWT "
             "and seed); none when unset"},
     {"nats_tls_ca", CLUSTER(cluster_nats_tls_ca), .type = JRPCD_KEY_STRING,
-     .min = 1, .what = "a PEM file", .restart = 1,
+     .min = 1, .what = "a PEM file",
      .doc = "TLS to the broker, its certificate checked against these CAs "
             "(PEM)"},
     {"subject_prefix", CLUSTER(cluster_subject_prefix),
      .type = JRPCD_KEY_STRING, .min = 1, .what = "a subject prefix",
-     .check = subject_prefix_parses, .def = "jrpcd", .restart = 1,
+     .check = subject_prefix_parses, .def = "jrpcd",
      .doc = "subjects are PREFIX.MODULE.TOPIC (topics escaped); fleets that "
             "share a broker and must not hear each other differ in it"},
     {"cluster_buffer_bytes", CLUSTER(cluster_buffer_bytes),
-     UINT(1024, UINT64_C(1) << 32), .def = "8388608", .restart = 1,
+     UINT(1024, UINT64_C(1) << 32), .def = "8388608",
      .doc = "broker-bound messages held while the broker is away; beyond, "
             "they are dropped and counted"},
 };

@@ -12,6 +12,7 @@ struct jrpcd_topic_interest {
   int count;    /* workers with a subscription on it */
   int held;     /* subscribed at the broker (the broker's thread's) */
   int marked;   /* on the pending list */
+  int carried;  /* held by the connection this one replaced */
   void *handle; /* the broker's subscription (apply's) */
   size_t key_n;
   char key[];
@@ -92,29 +93,39 @@ static void unlink_topic(jrpcd_interest_t *in, jrpcd_topic_interest_t *t) {
   free(t);
 }
 
+/* The entry of key, made (count 0) if there is none; NULL out of memory.
+ * Under the lock. */
+static jrpcd_topic_interest_t *get(jrpcd_interest_t *in, const char *key,
+                                   size_t key_n, uint32_t hash) {
+  jrpcd_topic_interest_t *t = find(in, key, key_n, hash);
+  if (t)
+    return t;
+  t = calloc(1, sizeof *t + key_n);
+  if (!t)
+    return NULL;
+  t->hash = hash;
+  t->key_n = key_n;
+  memcpy(t->key, key, key_n);
+  maybe_grow(in);
+  t->next = in->buckets[hash & in->mask];
+  in->buckets[hash & in->mask] = t;
+  in->ntopics++;
+  return t;
+}
+
 int jrpcd_interest_change(jrpcd_interest_t *in, const char *key, size_t key_n,
                           int delta) {
   uint32_t hash = key_hash(key, key_n);
   int wake = 0;
   pthread_mutex_lock(&in->lock);
   jrpcd_topic_interest_t *t = find(in, key, key_n, hash);
-  if (!t) {
-    if (delta < 0) { /* never counted up: nothing to undo */
-      pthread_mutex_unlock(&in->lock);
-      return 0;
-    }
-    t = calloc(1, sizeof *t + key_n);
-    if (!t) {
-      pthread_mutex_unlock(&in->lock);
-      return -1;
-    }
-    t->hash = hash;
-    t->key_n = key_n;
-    memcpy(t->key, key, key_n);
-    maybe_grow(in);
-    t->next = in->buckets[hash & in->mask];
-    in->buckets[hash & in->mask] = t;
-    in->ntopics++;
+  if (!t && delta < 0) { /* never counted up: nothing to undo */
+    pthread_mutex_unlock(&in->lock);
+    return 0;
+  }
+  if (!t && !(t = get(in, key, key_n, hash))) {
+    pthread_mutex_unlock(&in->lock);
+    return -1;
   }
   int was = t->count > 0;
   t->count += delta;
@@ -146,11 +157,13 @@ size_t jrpcd_interest_take(jrpcd_interest_t *in,
     if (want != t->held) {
       /* Only this thread changes held or frees an entry, so t stays while
        * the lock is let go for the broker call. */
+      int how = want && t->carried ? JRPCD_INTEREST_AGAIN : want;
       pthread_mutex_unlock(&in->lock);
-      int rc = apply(arg, t->key, t->key_n, want, &t->handle);
+      int rc = apply(arg, t->key, t->key_n, how, &t->handle);
       pthread_mutex_lock(&in->lock);
       if (rc == 0) {
         t->held = want;
+        t->carried = 0;
         applied++;
       } else {
         t->next_pending = retry;
@@ -187,5 +200,49 @@ void jrpcd_interest_each_held(jrpcd_interest_t *in,
     for (jrpcd_topic_interest_t *t = in->buckets[b]; t; t = t->next)
       if (t->held)
         each(arg, t->key, t->key_n);
+  pthread_mutex_unlock(&in->lock);
+}
+
+int jrpcd_interest_carry(jrpcd_interest_t *to, jrpcd_interest_t *from) {
+  int rc = 0;
+  pthread_mutex_lock(&from->lock);
+  pthread_mutex_lock(&to->lock);
+  for (uint32_t b = 0; b <= from->mask; b++)
+    for (jrpcd_topic_interest_t *t = from->buckets[b]; t; t = t->next) {
+      if (!t->held)
+        continue;
+      jrpcd_topic_interest_t *u = get(to, t->key, t->key_n, t->hash);
+      if (u)
+        u->carried = 1;
+      else
+        rc = -1;
+    }
+  pthread_mutex_unlock(&to->lock);
+  pthread_mutex_unlock(&from->lock);
+  return rc;
+}
+
+void jrpcd_interest_forget_carried(jrpcd_interest_t *in) {
+  pthread_mutex_lock(&in->lock);
+  for (uint32_t b = 0; b <= in->mask; b++)
+    for (jrpcd_topic_interest_t *t = in->buckets[b], *next; t; t = next) {
+      next = t->next;
+      if (t->carried && t->count == 0 && !t->held && !t->marked)
+        unlink_topic(in, t);
+    }
+  pthread_mutex_unlock(&in->lock);
+}
+
+void jrpcd_interest_let_go(jrpcd_interest_t *in,
+                           void (*release)(void *arg, void *handle),
+                           void *arg) {
+  pthread_mutex_lock(&in->lock);
+  for (uint32_t b = 0; b <= in->mask; b++)
+    for (jrpcd_topic_interest_t *t = in->buckets[b]; t; t = t->next)
+      if (t->held) {
+        release(arg, t->handle);
+        t->handle = NULL;
+        t->held = 0;
+      }
   pthread_mutex_unlock(&in->lock);
 }

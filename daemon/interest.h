@@ -34,9 +34,15 @@ void jrpcd_interest_free(jrpcd_interest_t *in);
 int jrpcd_interest_change(jrpcd_interest_t *in, const char *key, size_t key_n,
                           int delta);
 
+/* apply's subscribe for a topic the connection this one replaced held
+ * (jrpcd_interest_carry): its subscribers may have lost messages between
+ * the two. */
+#define JRPCD_INTEREST_AGAIN 2
+
 /* The broker's thread: for each topic marked since the last call whose
  * wish differs from what the broker holds, apply(arg, key, key_n,
- * subscribe, handle) (1: subscribe, 0: unsubscribe; *handle is the
+ * subscribe, handle) (1 or JRPCD_INTEREST_AGAIN: subscribe, 0:
+ * unsubscribe; *handle is the
  * topic's, for apply to keep its subscription in); apply returns 0 when done,
  * -1 if it could not (the topic stays marked for the next call). Returns
  * how many it applied. apply runs without the lock held. */
@@ -52,5 +58,20 @@ void jrpcd_interest_each_held(jrpcd_interest_t *in,
                               void (*each)(void *arg, const char *key,
                                            size_t key_n),
                               void *arg);
+
+/* A new broker connection (a reload's) takes over from another: every
+ * topic FROM holds at its broker is marked in TO, so that TO's first
+ * subscription to it is applied as JRPCD_INTEREST_AGAIN. The counts are
+ * not copied: the workers count into TO anew. 0; -1 out of memory (some
+ * topics not marked). */
+int jrpcd_interest_carry(jrpcd_interest_t *to, jrpcd_interest_t *from);
+/* Once every worker has counted into the table: the topics carried that
+ * no worker counts (their subscribers left during the switch) go, so
+ * that a later first subscriber is not told of a loss. */
+void jrpcd_interest_forget_carried(jrpcd_interest_t *in);
+/* The connection is closed: release(arg, handle) for every topic held at
+ * the broker, which then holds none. */
+void jrpcd_interest_let_go(jrpcd_interest_t *in,
+                           void (*release)(void *arg, void *handle), void *arg);
 
 #endif

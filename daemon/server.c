@@ -169,8 +169,7 @@ static void warn_not_applied(const jrpcd_config_t *was,
     const jrpcd_key_t *k = &jrpcd_keys[i];
     if (!k->restart)
       continue;
-    if ((k->section == JRPCD_SEC_SERVER || k->section == JRPCD_SEC_CLUSTER) &&
-        !jrpcd_key_same(k, was, now))
+    if (k->section == JRPCD_SEC_SERVER && !jrpcd_key_same(k, was, now))
       jrpcd_warn("%s: [%s] %s changed, but it takes effect only at a "
                  "restart: not applied",
                  now->file, jrpcd_section_name(k->section), k->name);
@@ -182,10 +181,6 @@ static void warn_not_applied(const jrpcd_config_t *was,
                      "at a restart: not applied",
                      now->file, now->listens[j].name, k->name);
   }
-  if (was->has_cluster != now->has_cluster)
-    jrpcd_warn("%s: [cluster] %s, but the broker connection changes only at "
-               "a restart: not applied",
-               now->file, now->has_cluster ? "is new" : "is gone");
   for (size_t j = 0; j < now->nlistens; j++) {
     size_t w = 0;
     while (w < was->nlistens &&
@@ -239,6 +234,13 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
       jrpcd_config_free(&c);
       return;
     }
+  /* Last of what may fail: the broker connection kept, or replaced. */
+  if (jrpcd_cluster_reload(s, &c, err, sizeof(err))) {
+    reload_failed(status, n, err);
+    jrpcd_gen_release(g);
+    jrpcd_config_free(&c);
+    return;
+  }
   /* A socket's protocol is fixed at start, like its address. */
   for (size_t i = 0; i < s->nlisteners; i++)
     if (!s->listeners[i].tls && jrpcd_gen_tls(g, s->listeners[i].name))

@@ -212,6 +212,17 @@ static void topic_maybe_free(jrpc__push_t *p, jrpc__topic_t *t) {
   free(t);
 }
 
+void jrpc__push_set_interest(jrpc__push_t *p,
+                             void (*interest)(void *arg, const char *key,
+                                              size_t key_n, int delta),
+                             void *arg) {
+  p->lim.interest = interest;
+  p->lim.interest_arg = arg;
+  for (uint32_t i = 0; interest && i <= p->topic_mask; i++)
+    for (jrpc__topic_t *t = p->topics[i]; t; t = t->next)
+      interest(arg, t->key, t->key_n, 1);
+}
+
 /* ---- subscriptions ---- */
 
 static jrpc__sub_t *sub_find(const jrpc__push_t *p, const uint8_t *id) {

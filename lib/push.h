@@ -81,6 +81,13 @@ int jrpc__push_init(jrpc__push_t *p, struct jrpc__engine *e,
                     const jrpc__push_limits_t *lim);
 /* Ends every subscription (their connections must be gone). */
 void jrpc__push_free(jrpc__push_t *p);
+/* On the engine's thread: lim.interest and its arg from now on (a fleet's
+ * broker connection added or replaced at a reload); a hook set is told of
+ * every topic the engine holds now (delta 1). */
+void jrpc__push_set_interest(jrpc__push_t *p,
+                             void (*interest)(void *arg, const char *key,
+                                              size_t key_n, int delta),
+                             void *arg);
 
 /* jrpc_subscribe_accept: on the connection of the frame being answered,
  * in its subscription method's handler. */

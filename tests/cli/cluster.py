@@ -22,12 +22,14 @@ when it passes)
 Exits 77 (SKIP) without nats-server."""
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -54,7 +56,8 @@ def wait_port(port, proc, what):
 class Conn:
     """A newline-framed client: calls, and notifications kept aside."""
 
-    def __init__(self, port):
+    def __init__(self, port, name="?"):
+        self.name = name
         self.s = socket.create_connection(("127.0.0.1", port), DEADLINE_S)
         self.buf = b""
         self.notes = []
@@ -90,22 +93,47 @@ class Conn:
         return out
 
 
+def cluster_conf(nats_port, extra=""):
+    return "[cluster]\nnats = nats://127.0.0.1:%d\n%s" % (nats_port, extra)
+
+
 class Daemon:
-    def __init__(self, jrpcd, handlers, tmp, name, nats_port, extra=""):
+    def __init__(self, jrpcd, handlers, tmp, name, nats_port, extra="",
+                 workers=2):
         self.port, self.http = free_port(), free_port()
-        conf = os.path.join(tmp, name + ".conf")
-        with open(conf, "w") as f:
-            f.write("[server]\nworkers = 2\nplugin_dir = %s\n"
-                    "[listen t]\ntcp = 127.0.0.1:%d\nstats = full\n"
-                    "[listen h]\ntcp = 127.0.0.1:%d\nframing = http\n"
-                    "[plugin pubsub]\npath = pubsub.so\n"
-                    "[cluster]\nnats = nats://127.0.0.1:%d\n%s"
-                    % (handlers, self.port, self.http, nats_port, extra))
+        self.conf = os.path.join(tmp, name + ".conf")
+        self.base = ("[server]\nworkers = %d\nplugin_dir = %s\n"
+                     "[listen t]\ntcp = 127.0.0.1:%d\nstats = full\n"
+                     "[listen h]\ntcp = 127.0.0.1:%d\nframing = http\n"
+                     "[plugin pubsub]\npath = pubsub.so\n"
+                     % (workers, handlers, self.port, self.http))
+        with open(self.conf, "w") as f:
+            f.write(self.base + cluster_conf(nats_port, extra))
         self.log = open(os.path.join(tmp, name + ".log"), "w+")
-        self.p = subprocess.Popen([jrpcd, "-c", conf], stdout=self.log,
+        self.p = subprocess.Popen([jrpcd, "-c", self.conf], stdout=self.log,
                                   stderr=subprocess.STDOUT)
         wait_port(self.port, self.p, "jrpcd " + name)
         self.name = name
+
+    def log_text(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def reload(self, cluster):
+        """The config file with `cluster` as its [cluster] section (""
+        for none), then SIGHUP: the log lines the reload wrote."""
+        with open(self.conf, "w") as f:
+            f.write(self.base + cluster)
+        before = self.log_text()
+        done = before.count("reloaded ") + before.count("reload failed")
+        self.p.send_signal(signal.SIGHUP)
+        end = time.time() + DEADLINE_S
+        while time.time() < end:
+            now = self.log_text()
+            if now.count("reloaded ") + now.count("reload failed") > done:
+                return now[len(before):]
+            time.sleep(0.05)
+        raise SystemExit("FAIL: jrpcd %s never logged its reload" % self.name)
 
     def stats(self):
         c = Conn(self.port)
@@ -194,11 +222,243 @@ def check_all(name, got, want):
     return True
 
 
+def probe_until(pub, sub, what, seen=None):
+    """Publishes probes through pub until sub hears one (interest reaches
+    a broker asynchronously); every notification sub got meanwhile is
+    added to seen. Then what is left in flight is read away."""
+    k = [0]
+
+    def heard():
+        k[0] += 1
+        pub.call("pubsub.publish", ["news", {"probe": k[0]}])
+        notes = sub.notes_for(0.1)
+        if seen is not None:
+            seen.extend(notes)
+        return any(isinstance(m, dict) and m.get("probe")
+                   for m in messages(notes))
+    found = wait_for(what, heard)
+    time.sleep(0.3)
+    notes = sub.notes_for(0.3)
+    if seen is not None:
+        seen.extend(notes)
+    return found
+
+
+def through(pub, subs, tag, n=50):
+    """n publishes through pub: each of subs gets each exactly once, in
+    order. The other notifications they had are read away first."""
+    for c in subs:
+        c.notes_for(0.2)
+    want = []
+    for i in range(n):
+        pub.call("pubsub.publish", ["news", {"from": tag, "n": i}], i)
+        want.append({"from": tag, "n": i})
+    good = True
+    for c in subs:
+        good = check_all("%s's subscriber (%s)" % (c.name, tag),
+                         messages(c.notes_for(1)), want) and good
+    return good
+
+
+def lag_notices(notes):
+    return [n["params"] for n in notes if n.get("method") == "rpc.lagged"]
+
+
 def subscribe(c, topic):
     r = c.call("pubsub.subscribe", [topic])
     if "result" not in r:
         raise SystemExit("FAIL: subscribe answered %r" % r)
     return r["result"]
+
+
+def pump(port, tag, sent, stop):
+    """Publishes on its own connection until stop is set (at most 2000),
+    each message appended to sent once it is answered."""
+    c = Conn(port)
+    for i in range(2000):
+        if stop.is_set():
+            break
+        m = {"from": tag, "n": i}
+        if "result" in c.call("pubsub.publish", ["news", m], i):
+            sent.append(m)
+        time.sleep(0.002)
+    c.s.close()
+
+
+def reloads(jrpcd, handlers, tmp, a, b, sa, sb, pa, pb, nport, broker):
+    """Reloads of [cluster] (issue 24 point 4); returns the first broker
+    if it still runs."""
+    # Unchanged: the connection stays, and A's publishes keep reaching B's
+    # subscriber across B's reload, every one exactly once, no gap.
+    r0 = b.stats()["reconnects"]
+    sent, stop = [], threading.Event()
+    t = threading.Thread(target=pump, args=(a.port, "r1", sent, stop))
+    t.start()
+    time.sleep(0.3)
+    lines = b.reload(cluster_conf(nport))
+    time.sleep(0.3)
+    stop.set()
+    t.join()
+    notes = sb.notes_for(1)
+    st = b.stats()
+    if "[cluster] unchanged: broker connection kept" not in lines or \
+            st["reconnects"] != r0 or st["broker"] != "connected":
+        fail("reload with [cluster] unchanged: log %r, stats %r" % (lines, st))
+    elif check_all("B's subscriber across B's reload", messages(notes),
+                   sent) and not lag_notices(notes):
+        ok("reload, [cluster] unchanged: connection kept (reconnects %d), "
+           "%d publishes of A across it reached B's subscriber exactly once"
+           % (r0, len(sent)))
+    else:
+        fail("rpc.lagged across a reload that kept the connection: %r"
+             % lag_notices(notes))
+    sa.notes_for(0.2)
+
+    # A [cluster] that cannot be used: the reload fails, saying why, and
+    # the connection it has stays.
+    lines = b.reload(cluster_conf(
+        nport, "nats_creds = %s\n" % os.path.join(tmp, "missing.creds")))
+    if not re.search(r"reload failed.*\[cluster\] nats_creds: cannot read "
+                     r".*missing\.creds.*broker connection is kept", lines):
+        fail("a reload with an unreadable nats_creds: %r" % lines)
+    elif through(pa, [sa, sb], "r5", 20) and \
+            b.stats()["reconnects"] == r0:
+        ok("reload with an unreadable nats_creds fails and says so; the "
+           "broker connection is kept, delivery goes on")
+
+    # Both to a second broker, with another subject prefix: then the first
+    # broker goes, and B's subscriber (subscribed long before) still hears
+    # A: B subscribed at the new broker for it.
+    nport2 = free_port()
+    broker2 = nats(nport2)
+    to2 = cluster_conf(nport2, "subject_prefix = fleet2\n")
+    moved = (r"\[cluster\] replaced \(nats, subject_prefix(, \w+)* changed\): "
+             r"nats://127.0.0.1:%d -> nats://127.0.0.1:%d" % (nport, nport2))
+    for d in (a, b):
+        lines = d.reload(to2)
+        if not re.search(moved, lines):
+            fail("jrpcd %s: reload to a second broker logged %r"
+                 % (d.name, lines))
+    broker.kill()
+    broker.wait()
+    seen = []
+    if probe_until(pa, sb, "B's existing subscriber hears A through the second "
+             "broker, the first one gone", seen):
+        ok("reload to a second broker: delivery goes through it (the first "
+           "one killed), for subscribers made before the reload")
+    if not lag_notices(seen + sb.notes_for(0.2)):
+        fail("B's subscriber was not told (rpc.lagged) of the gap between "
+             "the two brokers")
+    else:
+        ok("reload to a second broker: the subscribers were told of the gap "
+           "(rpc.lagged)")
+    through(pa, [sa, sb], "r2")
+    other = b"0123456789abcdef0123456789abcdef "
+    nats_publish(nport2, "fleet2.pubsub.news", other + b'{"from": "y"}')
+    nats_publish(nport2, "jrpcd.pubsub.news", other + b'{"from": "z"}')
+    got = messages(sb.notes_for(0.5))
+    if got != [{"from": "y"}]:
+        fail("after the reload to subject_prefix fleet2, B got %r" % got)
+    else:
+        ok("reload: the new subject_prefix is the one subscribed to")
+
+    # [cluster] gone from B while its broker is away: /health is no longer
+    # degraded by it; local delivery goes on, remote delivery stops.
+    broker2.kill()
+    broker2.wait()
+    wait_for("B sees the second broker away",
+             lambda: b.stats()["broker"] == "away")
+    lines = b.reload("")
+    if "[cluster] removed" not in lines or b.stats() is not None or \
+            b.health() != (200, {"status": "serving"}):
+        fail("reload without [cluster]: log %r, stats %r, health %r"
+             % (lines, b.stats(), b.health()))
+    else:
+        ok("reload without [cluster]: connection closed, rpc.stats has no "
+           "cluster, /health serving")
+    broker2 = nats(nport2)
+    wait_for("A back on the second broker",
+             lambda: a.stats()["broker"] == "connected")
+    time.sleep(0.5)
+    if through(pb, [sb], "local", 20):
+        ok("without [cluster]: local delivery goes on")
+    sa.notes_for(0.2)
+    for i in range(20):
+        pa.call("pubsub.publish", ["news", {"from": "gone", "n": i}], i)
+    got = [m for m in messages(sb.notes_for(0.5)) if isinstance(m, dict)]
+    if got:
+        fail("without [cluster], B still got A's publishes: %r" % got[:3])
+    else:
+        ok("without [cluster]: remote delivery stops")
+
+    # And back: B subscribes at the broker for the subscriber it has.
+    lines = b.reload(to2)
+    if "[cluster] added: nats://127.0.0.1:%d" % nport2 not in lines:
+        fail("reload adding [cluster] back: %r" % lines)
+    if probe_until(pa, sb, "B's subscriber hears A again after [cluster] is back") \
+            and through(pa, [sa, sb], "r4"):
+        ok("reload adding [cluster]: remote delivery to the subscribers B "
+           "had, exactly once")
+    sigterm(jrpcd, handlers, tmp, nport2, sb)
+    broker2.kill()
+    broker2.wait()
+    return None
+
+
+def sigterm(jrpcd, handlers, tmp, nport2, sb):
+    """SIGTERM under publishing: a third instance (one worker) publishes
+    bursts and is stopped while they are served; its own subscriber, which
+    keeps reading, gets every publish that was answered, and so does B's
+    (the broker connection closes last); exit status 0."""
+    lost = 0
+    for k, delay in enumerate((0, 0.001, 0.002, 0.003, 0.005)):
+        c = Daemon(jrpcd, handlers, tmp, "c%d" % k, nport2,
+                   "subject_prefix = fleet2\n", workers=1)
+        wait_for("C connected", lambda: c.stats()["broker"] == "connected")
+        sc, pc = Conn(c.port, "C"), Conn(c.port)
+        subscribe(sc, "news")
+        probe_until(pc, sb, "B hears C")
+        sc.notes_for(0.2)
+        tag = "c%d" % k
+        batch = [{"jsonrpc": "2.0", "method": "pubsub.publish",
+                  "params": ["news", {"from": tag, "n": i}], "id": i}
+                 for i in range(3000)]
+        pc.s.sendall(b"".join(json.dumps(batch[i:i + 1000]).encode() + b"\n"
+                              for i in range(0, 3000, 1000)))
+        time.sleep(delay)
+        c.p.send_signal(signal.SIGTERM)
+        answered = []
+        for line in read_to_eof(pc):
+            answered += [batch[r["id"]]["params"][1] for r in json.loads(line)
+                         if r.get("result") is True]
+        got_c = [json.loads(line) for line in read_to_eof(sc)]
+        c.stop()
+        got_b = messages(sb.notes_for(1))
+        for name, got in (("C's own", messages(got_c)),
+                          ("B's", [m for m in got_b if m.get("from") == tag])):
+            missing = [m for m in answered if m not in got]
+            if missing or len(got) != len(set(map(json.dumps, got))):
+                lost += 1
+                fail("SIGTERM %g s into 3000 publishes: %s subscriber got "
+                     "%d of the %d answered (rpc.lagged %r)"
+                     % (delay, name, len(got), len(answered),
+                        lag_notices(got_c)))
+    if not lost:
+        ok("SIGTERM under publishing (5 times): every answered publish "
+           "reached the stopping instance's subscriber before its "
+           "connection closed, and the other instance's through the broker")
+
+
+def read_to_eof(c):
+    """The lines c gets until the daemon closes it."""
+    c.s.settimeout(DEADLINE_S)
+    while True:
+        chunk = c.s.recv(1 << 20)
+        if not chunk:
+            break
+        c.buf += chunk
+    lines, c.buf = c.buf.split(b"\n"), b""
+    return [line for line in lines if line]
 
 
 def main():
@@ -235,20 +495,12 @@ def main():
         wait_for("both connected to the broker",
                  lambda: a.stats()["broker"] == "connected" and
                  b.stats()["broker"] == "connected")
-        sa, sb = Conn(a.port), Conn(b.port)
+        sa, sb = Conn(a.port, "A"), Conn(b.port, "B")
         subscribe(sa, "news")
         subscribe(sb, "news")
         pa, pb = Conn(a.port), Conn(b.port)
         # Interest reaches the broker asynchronously: probe until B hears A.
-        k = 0
-
-        def heard():
-            nonlocal k
-            k += 1
-            pa.call("pubsub.publish", ["news", {"probe": k}])
-            return any(isinstance(m, dict) and m.get("probe")
-                       for m in messages(sb.notes_for(0.1)))
-        wait_for("B's subscriber hears A's publishes", heard)
+        probe_until(pa, sb, "B's subscriber hears A's publishes")
         time.sleep(0.3)
         sa.notes_for(0.3)
         sb.notes_for(0.3)
@@ -331,22 +583,11 @@ def main():
             ok("broker back: B's subscriber told it may have lost "
                "messages (rpc.lagged %r)" % lagged[0]["params"])
         sa.notes_for(0.2)
-
-        def resumed():
-            pa.call("pubsub.publish", ["news", {"probe": "again"}])
-            return any(isinstance(m, dict) and m.get("probe") == "again"
-                       for m in messages(sb.notes_for(0.2)))
-        wait_for("remote delivery resumes", resumed)
-        sa.notes_for(0.3)
-        sb.notes_for(0.3)
-        want = []
-        for n in range(50):
-            pa.call("pubsub.publish", ["news", {"from": "a3", "n": n}], n)
-            want.append({"from": "a3", "n": n})
-        if check_all("A's subscriber, after", messages(sa.notes_for(1)), want) \
-                and check_all("B's subscriber, after",
-                              messages(sb.notes_for(0.5)), want):
+        probe_until(pa, sb, "remote delivery resumes")
+        if through(pa, [sa, sb], "a3"):
             ok("broker back: remote delivery resumed, exactly once")
+        broker = reloads(jrpcd, handlers, tmp, a, b, sa, sb, pa, pb, nport,
+                         broker)
     finally:
         for d in (a, b):
             if d:
