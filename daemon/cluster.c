@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uv.h>
 
 #include "arena.h"
@@ -29,6 +30,8 @@
 /* The origin id: 16 random bytes in hex, then a space, before the JSON. */
 #define ORIGIN_HEX 32
 #define ORIGIN_N (ORIGIN_HEX + 1)
+/* How long the end of a connection waits for the client's last calls. */
+#define END_WAIT_S 5
 
 typedef struct cluster {
   jrpcd_server_t *srv;
@@ -58,6 +61,13 @@ typedef struct cluster {
   _Atomic uint64_t held_away;
   atomic_uint synced; /* workers counting into interest */
   atomic_int forget;  /* all of them are: carried leftovers go */
+  /* The client calls back from its own threads until the connection's
+   * closed callback and each subscription's completion: c is freed only
+   * after those (cluster_end). */
+  pthread_mutex_t end_lock;
+  pthread_cond_t end_cond;
+  int closed;
+  unsigned subs_live;
 } cluster_t;
 
 /* The counters of the run, kept across the connections a reload makes. */
@@ -218,6 +228,25 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
   natsMsg_Destroy(msg);
 }
 
+/* The client's last calls for c: the connection closed, and each
+ * subscription's handler returned for good. */
+static void end_step(cluster_t *c, int closed, int subs) {
+  pthread_mutex_lock(&c->end_lock);
+  c->closed |= closed;
+  c->subs_live += (unsigned)subs;
+  pthread_cond_broadcast(&c->end_cond);
+  pthread_mutex_unlock(&c->end_lock);
+}
+
+static void on_closed(natsConnection *nc, void *closure) {
+  (void)nc;
+  end_step(closure, 1, 0);
+}
+
+static void on_sub_done(void *closure) {
+  end_step(closure, 0, -1);
+}
+
 /* A subscription at the broker, ended. */
 static void let_go(void *arg, void *handle) {
   (void)arg;
@@ -240,8 +269,13 @@ static int apply_interest(void *arg, const char *key, size_t key_n,
   if (subject_of(c, key, key_n, subj, sizeof subj) < 0)
     return 0; /* too long for a subject: local only, as when published */
   natsSubscription *sub = NULL;
+  end_step(c, 0, 1);
   natsStatus s = natsConnection_Subscribe(&sub, c->nc, subj, on_message, c);
+  if (s == NATS_OK)
+    s = natsSubscription_SetOnCompleteCB(sub, on_sub_done, c);
   if (s != NATS_OK) {
+    let_go(c, sub);
+    end_step(c, 0, -1);
     jrpcd_warn("[cluster]: cannot subscribe to %s: %s", subj,
                natsStatus_GetText(s));
     return -1;
@@ -397,6 +431,8 @@ static natsStatus make_options(cluster_t *c, natsOptions **out) {
     s = natsOptions_SetDisconnectedCB(o, on_disconnected, c);
   if (s == NATS_OK)
     s = natsOptions_SetReconnectedCB(o, on_reconnected, c);
+  if (s == NATS_OK)
+    s = natsOptions_SetClosedCB(o, on_closed, c);
   /* One delivery pool, not a thread per topic subscribed to. */
   if (s == NATS_OK)
     s = natsOptions_UseGlobalMessageDelivery(o, true);
@@ -475,7 +511,48 @@ static void cluster_free(cluster_t *c) {
     pthread_mutex_destroy(&c->check_lock);
   }
   free_keys(&c->conf);
+  pthread_cond_destroy(&c->end_cond);
+  pthread_mutex_destroy(&c->end_lock);
   free(c);
+}
+
+/* Waits (up to END_WAIT_S) for the client's last callbacks for c: 1 when
+ * they came. */
+static int ended(cluster_t *c) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += END_WAIT_S;
+  int rc = 0;
+  pthread_mutex_lock(&c->end_lock);
+  while (rc == 0 && !(c->closed && c->subs_live == 0))
+    rc = pthread_cond_timedwait(&c->end_cond, &c->end_lock, &until);
+  int done = c->closed && c->subs_live == 0;
+  pthread_mutex_unlock(&c->end_lock);
+  return done;
+}
+
+/* c's connection closed and c freed once the client has done with it. */
+static void close_and_free(cluster_t *c) {
+  if (!c->nc) {
+    cluster_free(c);
+    return;
+  }
+  atomic_store(&c->stopping, 1);
+  /* Its subscriptions end first, each calling on_sub_done once its
+   * handler has returned; then the connection, whose closed callback is
+   * the client's last (a disconnected one before it finds stopping set). */
+  jrpcd_interest_let_go(&c->interest, let_go, c);
+  natsConnection_Close(c->nc);
+  if (!ended(c)) {
+    /* Never seen; freeing c under the client's threads would be worse
+     * than keeping it. */
+    jrpcd_warn("[cluster]: the NATS client did not finish with a "
+               "connection in %d s: its memory is kept",
+               END_WAIT_S);
+    return;
+  }
+  natsConnection_Destroy(c->nc);
+  cluster_free(c);
 }
 
 /* The client reads nats_creds and nats_tls_ca at each connection attempt,
@@ -524,6 +601,8 @@ static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
   }
   jrpc__arena_init(&c->check_arena, 4096, 65536);
   pthread_mutex_init(&c->check_lock, NULL);
+  pthread_mutex_init(&c->end_lock, NULL);
+  pthread_cond_init(&c->end_cond, NULL);
   if (copy_keys(&c->conf, conf) != 0 ||
       jrpcd_interest_init(&c->interest) != 0 ||
       jrpc__inbox_init(&c->outbox, OUTBOX_SIZE) != 0 ||
@@ -553,15 +632,12 @@ static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
   if (s != NATS_OK) {
     snprintf(err, errlen, "%s: [cluster]: %s: %s", conf->file,
              natsStatus_GetText(s), nats_GetLastError(NULL));
-    if (c->nc)
-      natsConnection_Destroy(c->nc);
-    cluster_free(c);
+    close_and_free(c);
     return NULL;
   }
   if (uv_loop_init(&c->loop) != 0 ||
       uv_async_init(&c->loop, &c->wake, on_wake) != 0) {
-    natsConnection_Destroy(c->nc);
-    cluster_free(c);
+    close_and_free(c);
     snprintf(err, errlen, "[cluster]: cannot make its loop");
     return NULL;
   }
@@ -570,8 +646,7 @@ static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
     uv_close((uv_handle_t *)&c->wake, NULL);
     uv_run(&c->loop, UV_RUN_DEFAULT);
     uv_loop_close(&c->loop);
-    natsConnection_Destroy(c->nc);
-    cluster_free(c);
+    close_and_free(c);
     snprintf(err, errlen, "[cluster]: cannot start its thread");
     return NULL;
   }
@@ -606,11 +681,7 @@ static void cluster_end(cluster_t *c) {
                "away are dropped with its connection",
                lost);
   }
-  /* Disconnected and closed callbacks after this find stopping set; none
-   * comes after Destroy. */
-  natsConnection_Close(c->nc);
-  natsConnection_Destroy(c->nc);
-  cluster_free(c);
+  close_and_free(c);
 }
 
 static void lag_all(cluster_t *c) {
