@@ -17,6 +17,15 @@ and counted. Then nats-server is started again on the same port: both
 reconnect (rpc.stats reconnects), B's subscriber has had rpc.lagged for
 what it may have lost (at the loss, and again at the reconnect), and remote delivery resumes, exactly once.
 
+Then reloads of [cluster] (SIGHUP): unchanged (the connection kept, no
+gap), unusable (an unreadable nats_creds: the reload fails, the connection
+stays), both instances moved to a second nats-server with another
+subject_prefix (subscribers told of the gap; the first server killed, the
+subscribers made before still hear the other instance), removed from B
+(local delivery only, /health no longer degraded) and added back. Last,
+SIGTERM under publishing on a third instance: every answered publish
+reaches its own subscriber and B's before it exits 0.
+
 Usage: cluster.py JRPCD HANDLERS_DIR (CLUSTER_LOGS=1: the daemons' logs even
 when it passes)
 Exits 77 (SKIP) without nats-server."""
