@@ -40,23 +40,25 @@ static void release(void *arg, void *handle) {
   b->released++;
 }
 
-/* The old connection holds t1 and t2; t3 was counted but its broker call
- * not yet made (not held). */
-static void old_connection(jrpcd_interest_t *old, broker_t *b) {
+/* The old connection (old, its broker b) holds t1 and t2; t3 was counted
+ * but its broker call not yet made (not held). The new one's table (in)
+ * takes over from it. */
+static void switch_over(jrpcd_interest_t *old, broker_t *b,
+                        jrpcd_interest_t *in) {
   assert_int_equal(jrpcd_interest_init(old), 0);
   assert_int_equal(jrpcd_interest_change(old, "m\0t1", 4, 1), 1);
   assert_int_equal(jrpcd_interest_change(old, "m\0t2", 4, 1), 1);
   assert_int_equal(jrpcd_interest_take(old, apply, b), 2);
   assert_int_equal(jrpcd_interest_change(old, "m\0t3", 4, 1), 1);
+  assert_int_equal(jrpcd_interest_init(in), 0);
+  assert_int_equal(jrpcd_interest_carry(in, old), 0);
 }
 
 static void test_carry_tells_held_topics_once(void **state) {
   (void)state;
   broker_t ob = {0}, nb = {0};
   jrpcd_interest_t old, in;
-  old_connection(&old, &ob);
-  assert_int_equal(jrpcd_interest_init(&in), 0);
-  assert_int_equal(jrpcd_interest_carry(&in, &old), 0);
+  switch_over(&old, &ob, &in);
   /* Nothing is subscribed until a worker counts: the counts are not
    * copied. */
   assert_int_equal(jrpcd_interest_take(&in, apply, &nb), 0);
@@ -100,9 +102,7 @@ static void test_forget_keeps_counted(void **state) {
   (void)state;
   broker_t ob = {0}, nb = {0};
   jrpcd_interest_t old, in;
-  old_connection(&old, &ob);
-  assert_int_equal(jrpcd_interest_init(&in), 0);
-  assert_int_equal(jrpcd_interest_carry(&in, &old), 0);
+  switch_over(&old, &ob, &in);
   assert_int_equal(jrpcd_interest_change(&in, "m\0t2", 4, 1), 1);
   jrpcd_interest_forget_carried(&in);
   assert_int_equal(jrpcd_interest_take(&in, apply, &nb), 1);
