@@ -255,8 +255,8 @@ static void reload(jrpcd_server_t *s, char *status, size_t n) {
   jrpcd_log_set_level(c.log_level);
   c.workers = workers; /* as the file has it, for the comparison */
   warn_not_applied(&s->conf, &c);
-  /* Only plugins, the log level and the listeners' peers change on
-   * reload: listeners, workers and limits stay as started. */
+  /* Only plugins, the log level, the listeners' peers and [cluster]
+   * change on reload: listeners, workers and limits stay as started. */
   jrpcd_info("reloaded %s: %zu plugins, %u methods (generation %u)",
              s->conf.file, g->nplugins, g->reg.count, g->serial);
   snprintf(status, n, "reloaded: serving %u methods from %zu plugins",
