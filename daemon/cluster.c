@@ -672,8 +672,13 @@ static void cluster_end(cluster_t *c) {
   uv_async_send(&c->wake);
   pthread_join(c->thread, NULL);
   uv_loop_close(&c->loop);
-  if (atomic_load(&c->connected))
-    natsConnection_FlushTimeout(c->nc, 1000);
+  natsStatus s = atomic_load(&c->connected)
+                     ? natsConnection_FlushTimeout(c->nc, 1000)
+                     : NATS_OK;
+  if (s != NATS_OK) /* how many is the client's to know, not ours */
+    jrpcd_warn("[cluster]: the broker did not confirm the last messages "
+               "in 1 s (%s): some may be lost as its connection closes",
+               natsStatus_GetText(s));
   uint64_t lost = atomic_load(&c->connected) ? 0 : atomic_load(&c->held_away);
   if (lost) {
     atomic_fetch_add(&totals.dropped, lost);
