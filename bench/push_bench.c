@@ -410,7 +410,9 @@ static void pump(int ep, int wait_ms) {
     peer_t *p = evs[i].data.ptr;
     size_t r = fill(p);
     if (r == 0)
-      die("the server closed a connection");
+      die("the server closed %s", p == &publisher
+                                      ? "the publisher's connection"
+                                      : "a subscriber's connection");
     if (p == &publisher)
       lines(p, on_publish_reply);
     else

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# fleet_bench.sh JRPCD HANDLERS_DIR FIXTURE_DIR REPO_ROOT
+#
+# The fleet benchmark's tools (issue 24 point 6), briefly, so they cannot
+# rot: nats-server and two jrpcds with [cluster] (A, B) and one without
+# (C), the pubsub plugin on each. push-bench with the subscribers on B and
+# the publisher on A (--publish-socket) must count every notification once
+# per subscription, and what it counted must have crossed the broker (A's
+# rpc.stats cluster.published and B's cluster.received rose by the
+# publishes); at a paced rate it gives latency figures. With the
+# subscribers on C, which is not in the fleet, nothing reaches them, and
+# push-bench must say so and exit 1. Then bench/fleet.sh, at tiny sizes,
+# must print every table with a figure in every cell. Nothing here
+# asserts on speed. SKIP (77) without nats-server, or on a jrpcd built
+# without NATS (it refuses [cluster] by design).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
+
+cli_args "$@"
+BUILD=$(dirname "$HANDLERS")
+PB=$BUILD/bench/push-bench
+need_daemon pubsub
+need_file "$PB" push-bench
+command -v nats-server >/dev/null || missing "nats-server (Debian's nats-server) is not installed"
+setup_tmp
+
+printf '[cluster]\nnats = nats://127.0.0.1:4222\n' >"$T/probe.conf"
+if "$JRPCD" -t -c "$T/probe.conf" 2>&1 | grep -q 'built without NATS'; then
+  # CI's no-simdjson build is -DJRPC_NATS=OFF: nothing of this to run.
+  printf 'SKIP: this jrpcd was built without NATS (-DJRPC_NATS=OFF)\n' >&2
+  exit 77
+fi
+
+nats_port=$(free_port)
+nats-server -a 127.0.0.1 -p "$nats_port" 2>"$T/nats.err" &
+nats=$!
+DAEMON_PIDS+=("$nats")
+for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+  ! grep -q 'Server is ready' "$T/nats.err" || break
+  alive "$nats" || break
+  sleep 0.05
+done
+grep -q 'Server is ready' "$T/nats.err" || {
+  show "$T/nats.err"
+  die "nats-server did not start on port $nats_port"
+}
+
+# serve NAME [cluster]: jrpcd with pubsub on $T/NAME.sock. Sets PID.
+serve() {
+  cat >"$T/$1.conf" <<EOF
+$(conf_server 2)
+$(conf_plugins pubsub)
+[listen s]
+unix = $T/$1.sock
+framing = newline
+stats = full
+EOF
+  [[ "${2:-}" != cluster ]] || printf '[cluster]\nnats = nats://127.0.0.1:%s\n' "$nats_port" >>"$T/$1.conf"
+  start_daemon "$1" "$T/$1.conf" "$T/$1.sock"
+}
+serve a cluster
+pa=$PID
+serve b cluster
+pb_=$PID
+serve c
+pc=$PID
+
+# cluster_fig SOCK KEY: rpc.stats' cluster.KEY on SOCK.
+cluster_fig() {
+  call "$1" '{"jsonrpc":"2.0","method":"rpc.stats","id":1}' |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["result"]["cluster"][sys.argv[1]])' "$2"
+}
+
+# pb NAME ARGS...: push-bench ARGS, bounded; output in $T/NAME.{out,err};
+# sets RC.
+pb() {
+  local name=$1
+  shift
+  RC=0
+  timeout -k 5 60 "$PB" "$@" >"$T/$name.out" 2>"$T/$name.err" || RC=$?
+  ((RC != 124 && RC != 137)) || fail "$name: push-bench $* did not finish within 60 s"
+}
+
+# result NAME KEY: KEY's value on the RESULT line of run NAME.
+result() { sed -n "s/^RESULT.* $2=\([^ ]*\).*/\1/p" "$T/$1.out"; }
+
+# expect_ok NAME WANT: run NAME exited 0 and counted WANT notifications.
+expect_ok() {
+  if ((RC != 0)); then
+    fail "$1: push-bench exited $RC"
+    show "$T/$1.err"
+  elif [[ "$(result "$1" notifications)" != "$2" ]]; then
+    fail "$1: $(result "$1" notifications) notifications, expected $2"
+  elif ! grep -q 'every one received exactly once' "$T/$1.err"; then
+    fail "$1: push-bench did not confirm every notification"
+  else
+    pass "$1: $2 notifications, each subscription's once"
+  fi
+}
+
+sent0=$(cluster_fig "$T/a.sock" published) got0=$(cluster_fig "$T/b.sock" received)
+pb across -u "$T/b.sock" --publish-socket "$T/a.sock" -c 4 -s 8 -n 50 -w 4 \
+  -p "$pa" -p "$pb_" -p "$nats" -T 20
+expect_ok across $((4 * 8 * 50))
+sent=$(($(cluster_fig "$T/a.sock" published) - sent0))
+got=$(($(cluster_fig "$T/b.sock" received) - got0))
+# At least the 50 publishes, and the probes before them.
+if ((sent >= 50 && got >= 50)); then
+  pass "across: through the broker (A published $sent, B received $got)"
+else
+  fail "across: A published $sent and B received $got from the broker, not 50 or more each"
+fi
+if [[ -z "$(result across cpu_p3_s)" ]]; then
+  fail "across: no CPU figure for each of the three -p (cpu_p3_s)"
+fi
+
+pb across_rate -u "$T/b.sock" --publish-socket "$T/a.sock" -c 4 -s 1 -n 40 -r 200 -T 20
+expect_ok across_rate $((4 * 40))
+if ! [[ "$(result across_rate p99_us)" =~ ^[0-9]+$ ]]; then
+  fail "across_rate: no latency figure (p99_us=$(result across_rate p99_us))"
+fi
+
+pb outside -u "$T/c.sock" --publish-socket "$T/a.sock" -c 2 -s 2 -n 10 -T 2
+if ((RC == 1)) && grep -q 'no probe published on' "$T/outside.err"; then
+  pass "outside: a jrpcd outside the fleet hears nothing, and push-bench says so (exit 1)"
+else
+  fail "outside: push-bench exited $RC without reporting that nothing arrived"
+  show "$T/outside.err"
+fi
+
+stop_daemon c "$pc" "$T/c.sock"
+stop_daemon b "$pb_" "$T/b.sock"
+stop_daemon a "$pa" "$T/a.sock"
+kill -INT "$nats" # it exits 0 on SIGINT (1 on SIGTERM)
+wait "$nats" || fail "nats-server exited with status $? on SIGINT"
+forget_pid "$nats"
+
+# bench/fleet.sh at tiny sizes: it runs, and every cell has a figure.
+RC=0
+FLEET_LAT_CONNS=4 FLEET_LAT_PUBS=40 FLEET_SHAPES="4x4:20:4 2x1:100:8" \
+  timeout -k 5 90 bash "$ROOT/bench/fleet.sh" "$BUILD" 1 >"$T/fleet.md" 2>"$T/fleet.err" || RC=$?
+if ((RC != 0)); then
+  fail "fleet.sh exited $RC"
+  show "$T/fleet.err"
+else
+  rows=$(grep -c '^| \(A->\|C->\|local\|broker\|no \[cluster\]\)' "$T/fleet.md" || true)
+  # A cell without a figure: FAIL, "-", or empty between two bars.
+  bad=$(grep '^| \(A->\|C->\|local\|broker\)' "$T/fleet.md" | grep -E '\| *(FAIL|-)? *\|' || true)
+  if ((rows != 9)); then
+    fail "fleet.sh printed $rows table rows, expected 9 (3 latency, 3 for each of 2 shapes)"
+    show "$T/fleet.md"
+  elif [[ -n "$bad" ]]; then
+    fail "fleet.sh left cells without a figure: $bad"
+  else
+    pass "fleet.sh: every table, every figure"
+  fi
+fi
+
+finish
