@@ -54,20 +54,14 @@ pb=$build/bench/push-bench
 
 # shellcheck source-path=SCRIPTDIR source=run_lib.sh
 source "$ROOT/bench/run_lib.sh"
-for b in "$jrpcd" "$pb" "$build/handlers/pubsub.so"; do
-  [ -e "$b" ] || die "build first: cmake --build $build_arg ($b is missing)"
-done
-command -v nats-server >/dev/null || die "nats-server is missing (scripts/deps.sh installs it)"
+need_built "$build_arg" "$jrpcd" "$pb" "$build/handlers/pubsub.so"
 for s in "${SHAPES[@]}"; do
   [[ "$s" =~ ^[0-9]+x[0-9]+:[0-9]+:[0-9]+$ ]] || die "FLEET_SHAPES: $s is not CONNSxSUBS:PUBLISHES:WINDOW"
 done
 
 own_tmp fleet
 
-nats_port=$(free_port)
-start_server nats 'Server is ready' nats-server -a 127.0.0.1 -p "$nats_port" ||
-  die "nats-server did not start: $(cat "$T/fail.$SECTION")"
-NATS=$SPID
+start_nats
 
 # start_jrpcd NAME [cluster]: jrpcd on $T/NAME.sock; sets SPID.
 start_jrpcd() {
@@ -76,7 +70,7 @@ start_jrpcd() {
       "$WORKERS" "$build/handlers"
     printf '\n[plugin pubsub]\npath = pubsub.so\n'
     printf '\n[listen s]\nunix = %s\nframing = newline\n' "$T/$1.sock"
-    [[ "${2:-}" != cluster ]] || printf '\n[cluster]\nnats = nats://127.0.0.1:%s\n' "$nats_port"
+    [[ "${2:-}" != cluster ]] || printf '\n[cluster]\nnats = nats://127.0.0.1:%s\n' "$NATS_PORT"
   } >"$T/$1.conf"
   start_server "$1" 'jrpcd\[info\] serving ' "$jrpcd" -c "$T/$1.conf" ||
     die "jrpcd $1 did not start: $(cat "$T/fail.$SECTION")"
@@ -119,10 +113,7 @@ REP=1
 for pid in "$A" "$B" "$C"; do
   stop_server "$pid"
 done
-# nats-server exits 0 on SIGINT (1 on SIGTERM).
-kill -INT "$NATS"
-wait "$NATS" || fail_note "nats-server exited with status $? on SIGINT"
-forget_pid "$NATS"
+stop_nats
 [[ ! -s "$T/fail.$SECTION" ]] || die "$(cat "$T/fail.$SECTION")"
 
 # lat KEY: "p50 / p99 / max" (medians).

@@ -7,7 +7,10 @@
 # HI times, in two daemons, at most 2 unfinished; the difference in the
 # daemon's instructions divided by the difference in publishes is the cost
 # of one publish with its one delivery: start-up, plugin loading, the
-# broker's connect and shutdown cancel out. With [cluster] (on a
+# broker's connect and shutdown cancel out. The total moves by about 10%
+# from run to run (how many turns the event loops take depends on timing);
+# the parts printed beside it (inclusive, from callgrind_annotate) are the
+# steady figures to compare. With [cluster] (on a
 # nats-server on a free port, not under callgrind) each publish is also
 # handed to the broker's thread, published there, and, as this instance
 # holds the topic at the broker for its subscriber, comes back and is
@@ -31,21 +34,13 @@ pb=$build/bench/push-bench
 
 # shellcheck source-path=SCRIPTDIR source=run_lib.sh
 source "$ROOT/bench/run_lib.sh"
-for b in "$jrpcd" "$pb" "$build/handlers/pubsub.so"; do
-  [ -e "$b" ] || die "build first: cmake --build $build ($b is missing)"
-done
+need_built "$build" "$jrpcd" "$pb" "$build/handlers/pubsub.so"
 command -v valgrind >/dev/null || die "valgrind is missing (scripts/deps.sh installs it)"
 
 own_tmp fleet_callgrind
 
-nats_port=
-if [[ " ${modes[*]} " == *" on "* ]]; then
-  command -v nats-server >/dev/null || die "nats-server is missing (scripts/deps.sh installs it)"
-  nats_port=$(free_port)
-  start_server nats 'Server is ready' nats-server -a 127.0.0.1 -p "$nats_port" ||
-    die "nats-server did not start: $(cat "$T/fail.$SECTION")"
-  NATS=$SPID
-fi
+NATS=
+[[ " ${modes[*]} " != *" on "* ]] || start_nats
 
 # ir MODE N: the daemon's instructions for a run of N publishes, in IR.
 ir() {
@@ -56,7 +51,7 @@ ir() {
     printf '[server]\nworkers = 2\nplugin_dir = %s\n' "$build/handlers"
     printf '\n[plugin pubsub]\npath = pubsub.so\n'
     printf '\n[listen s]\nunix = %s\nframing = newline\n' "$sock"
-    [[ "$mode" != on ]] || printf '\n[cluster]\nnats = nats://127.0.0.1:%s\n' "$nats_port"
+    [[ "$mode" != on ]] || printf '\n[cluster]\nnats = nats://127.0.0.1:%s\n' "$NATS_PORT"
   } >"$T/c.conf"
   start_server "$mode.$n" 'jrpcd\[info\] serving ' \
     valgrind --tool=callgrind --callgrind-out-file="$out" "$jrpcd" -c "$T/c.conf" ||
@@ -69,18 +64,42 @@ ir() {
   IR=$(awk '/^(summary|totals):/ {print $2; exit}' "$out")
 }
 
-printf '%-14s %14s %12s\n' cluster instructions per_publish
+# The parts (inclusive: with what they call), as "FILE:FUNCTION" in
+# callgrind_annotate's listing: the publish on the worker's thread, in it
+# the hand-off to the broker's thread, that thread's turn (the subject, the
+# copy, natsConnection_Publish), the NATS client's reading of the messages
+# the broker sends (this instance's own come back, as it holds the topic
+# there for its subscriber) and their delivery callback, and the NATS
+# client's lock (it spins on trylock before it sleeps), wherever taken.
+parts=(hub.c:hub_publish cluster.c:jrpcd_cluster_forward cluster.c:on_wake
+  ???:natsConn_processMsg cluster.c:on_message ???:natsMutex_Lock)
+# incl FILE: each part's inclusive instructions in profile FILE, one a line.
+incl() {
+  local listing part
+  listing=$(callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$1")
+  for part in "${parts[@]}"; do
+    awk -v want="$part" '{ f = $NF ~ /^\[/ ? $(NF - 1) : $NF; sub(/.*\//, "", f) }
+      f == want { gsub(/,/, "", $1); n = $1; exit } END { print n + 0 }' <<<"$listing"
+  done
+}
+
+printf '%-8s %12s %12s' cluster instructions per_publish
+printf ' %s' "${parts[@]}"
+printf '\n'
 for mode in "${modes[@]}"; do
   [[ "$mode" == on || "$mode" == off ]] || die "a mode is on or off, not $mode"
   ir "$mode" "$lo"
   a=$IR
+  mapfile -t pa < <(incl "${CG_KEEP:-$T}/$mode.$lo")
   ir "$mode" "$hi"
   b=$IR
-  printf '%-14s %14d %12d\n' "$mode" $((b - a)) $(((b - a) / (hi - lo)))
+  mapfile -t pb_ < <(incl "${CG_KEEP:-$T}/$mode.$hi")
+  printf '%-8s %12d %12d' "$mode" $((b - a)) $(((b - a) / (hi - lo)))
+  for i in "${!parts[@]}"; do
+    printf ' %*d' "${#parts[i]}" $(((pb_[i] - pa[i]) / (hi - lo)))
+  done
+  printf '\n'
 done
-echo "($((hi - lo)) publishes: $hi - $lo, one subscription each)"
-if [[ -n "$nats_port" ]]; then
-  kill -INT "$NATS" # nats-server exits 0 on SIGINT (1 on SIGTERM)
-  wait "$NATS" || die "nats-server exited with status $? on SIGINT"
-  forget_pid "$NATS"
-fi
+echo "(per publish: $((hi - lo)) publishes, $hi - $lo, one subscription each; the parts inclusive)"
+[[ -z "$NATS" ]] || stop_nats
+[[ ! -s "$T/fail.$SECTION" ]] || die "$(cat "$T/fail.$SECTION")"
