@@ -25,7 +25,7 @@
 #      on B (A->B: through the broker), and on C (C->C, no [cluster]).
 #  (b) Deliveries per second in window mode for each shape of
 #      FLEET_SHAPES ("CONNSxSUBS:PUBLISHES:WINDOW ...", default
-#      "100x100:600:4 10x1:50000:64": a wide fan-out, 10,000 notifications
+#      "100x100:1000:4 10x1:100000:64": a wide fan-out, 10,000 notifications
 #      a publish, and a narrow one, 10, where the broker's cost per message
 #      shows; WINDOW publishes at most unfinished, enough to cover the
 #      broker's round trip while the wide one's queue stays below
@@ -37,8 +37,11 @@
 #      to A, which holds the topic there and drops its own).
 #
 # FLEET_WORKERS sets the jrpcd workers (2). Takes about a minute a run.
-# The broker's CPU time is counted in every row of A, where A holds the
-# topic at the broker too (its own messages come back and are dropped).
+# The CPU-seconds of A, B and nats-server are summed in every row that
+# publishes on A, local delivery included: A holding the topic at the
+# broker for its own subscribers is part of what [cluster] costs there.
+# For the wide shape the wall-clock rate is push-bench's (one thread reads
+# every notification); the per-CPU-second figures are the servers'.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -48,7 +51,7 @@ reps=${2:-3}
 WORKERS=${FLEET_WORKERS:-2}
 LAT_CONNS=${FLEET_LAT_CONNS:-100} LAT_SUBS=${FLEET_LAT_SUBS:-1}
 LAT_RATE=${FLEET_LAT_RATE:-500} LAT_PUBS=${FLEET_LAT_PUBS:-2000}
-read -r -a SHAPES <<<"${FLEET_SHAPES:-100x100:600:4 10x1:50000:64}"
+read -r -a SHAPES <<<"${FLEET_SHAPES:-100x100:1000:4 10x1:100000:64}"
 jrpcd=$build/daemon/jrpcd
 pb=$build/bench/push-bench
 
@@ -121,7 +124,7 @@ lat() { printf '%s / %s / %s' "$(fint "$(med "$1" p50_us)")" "$(fint "$(med "$1"
 # per_s KEY: deliveries a second (wall), the median over the runs.
 per_s() { awk -v n="$(med "$1" notifications)" -v s="$(med "$1" secs)" 'BEGIN { printf "%.0f", n / s }'; }
 # cpu KEY K: the K-th server's CPU-seconds (median), or "-".
-cpu() { med "$1" "cpu_p$2_s"; }
+cpu() { fdec "$(med "$1" "cpu_p$2_s")" 2; }
 
 cat <<EOF
 \`bench/fleet.sh $build_arg $reps\` · $(date -u '+%Y-%m-%d %H:%M UTC') · commit $(git rev-parse --short HEAD) · $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end
