@@ -98,14 +98,18 @@ bench() {
   printf 'fleet.sh: %s %d: %s\n' "$key" "$REP" "$(sed 's/^RESULT //' "$T/res/$key.$REP")" >&2
 }
 
+# Each run starts the rows of a table at another of the three paths, so
+# that none is always the first (or last) after the others' load.
+paths=(AA AB CC AA AB)
 for ((REP = 1; REP <= reps; REP++)); do
-  for path in AA AB CC; do
+  order=("${paths[@]:$(((REP - 1) % 3)):3}")
+  for path in "${order[@]}"; do
     bench "lat_$path" "${path:1:1}" "${path:0:1}" -c "$LAT_CONNS" -s "$LAT_SUBS" \
       -n "$LAT_PUBS" -r "$LAT_RATE"
   done
   for s in "${SHAPES[@]}"; do
     IFS=x: read -r conns subs n window <<<"$s"
-    for path in AA AB CC; do
+    for path in "${order[@]}"; do
       bench "tp_${conns}x${subs}_$path" "${path:1:1}" "${path:0:1}" -c "$conns" -s "$subs" \
         -n "$n" -w "$window"
     done
@@ -131,8 +135,8 @@ cat <<EOF
 
 A and B: jrpcd with [cluster] on one nats-server ($(nats-server --version 2>&1)); C: jrpcd without
 [cluster]; workers = $WORKERS each; nothing pinned. Medians of $reps runs, each run
-all rows in turn. Every row checked every notification received exactly
-once.
+all rows in turn (starting at another path each run). Every row checked
+every notification received exactly once.
 
 (a) Publish-to-receive latency, $LAT_CONNS connections x $LAT_SUBS subscription(s), $LAT_RATE
 publishes a second, $(fint "$LAT_PUBS") publishes (µs):
