@@ -63,6 +63,17 @@ expect_ok() {
   fi
 }
 
+# expect_exit1 NAME TEXT WHAT: run NAME exited 1 saying TEXT (WHAT it
+# shows).
+expect_exit1() {
+  if ((RC == 1)) && grep -q "$2" "$T/$1.err"; then
+    pass "$1: $3 (exit 1)"
+  else
+    fail "$1: push-bench exited $RC, not 1 with '$2'"
+    show "$T/$1.err"
+  fi
+}
+
 # serve_pubsub NAME [SERVER_LINE [TAIL]]: jrpcd with pubsub on
 # $T/NAME.sock, two workers, SERVER_LINE added to [server], TAIL (a
 # section) at the end. Sets PID.
@@ -112,12 +123,7 @@ one_instance() {
   serve_pubsub small 'max_push_bytes = 4096'
   sp=$PID
   pb dropped -u "$T/small.sock" -c 2 -s 64 -n 20 -w 20 -b 1000
-  if ((RC == 1)) && grep -q 'notifications dropped' "$T/dropped.err"; then
-    pass "dropped: push-bench reports the lost notifications (exit 1)"
-  else
-    fail "dropped: push-bench exited $RC without reporting the drops"
-    show "$T/dropped.err"
-  fi
+  expect_exit1 dropped 'notifications dropped' "push-bench reports the lost notifications"
   stop_daemon small "$sp" "$T/small.sock"
 }
 
@@ -184,12 +190,7 @@ fleet() {
   fi
 
   pb outside -u "$T/c.sock" --publish-socket "$T/a.sock" -c 2 -s 2 -n 10 -T 2
-  if ((RC == 1)) && grep -q 'no probe published on' "$T/outside.err"; then
-    pass "outside: a jrpcd outside the fleet hears nothing, and push-bench says so (exit 1)"
-  else
-    fail "outside: push-bench exited $RC without reporting that nothing arrived"
-    show "$T/outside.err"
-  fi
+  expect_exit1 outside 'no probe published on' "a jrpcd outside the fleet hears nothing, and push-bench says so"
 
   stop_daemon c "$pc" "$T/c.sock"
   stop_daemon b "$pb_" "$T/b.sock"
