@@ -17,6 +17,19 @@
  * answers with S frames of BYTES bytes: the raw transport writing the same
  * bytes to the same connections, the baseline of the fan-out.
  *
+ * Across a fleet (--publish-socket PATH): the publisher connects to
+ * another jrpcd than the subscribers (-u), one that reaches them through
+ * the broker of [cluster], or to the same one (local delivery, the same
+ * steps). Across the broker a publish is delivered at most once and only
+ * once the subscribers' instance holds the topic at the broker, which it
+ * asks for after the subscribe calls have been answered; so before the
+ * measured phase the publisher sends probes ({"sync":K}, every 20 ms)
+ * until one has reached every subscription, then waits for the last
+ * probe sent to reach them all too (publish order per publisher: none is
+ * left in flight). The exactly-once check then holds as it does on one
+ * instance, for as long as the broker stays up; rpc.lagged still fails
+ * the run.
+ *
  * Pacing: -w W keeps at most W publishes unfinished (not yet received by
  * every subscription), so the queues do not fill; -r RATE sends RATE
  * publishes a second instead, on a clock (the latency mode).
@@ -24,18 +37,21 @@
  * With -p PID (the server's pid), the server's CPU time (utime + stime
  * from /proc/PID/stat) over the publish phase and its RSS (VmRSS) before
  * the connections, after them (each has made one call) and after the
- * subscriptions are reported. The last line is
+ * subscriptions are reported. -p may be given up to 4 times (a fleet:
+ * both jrpcd and the broker): cpu_s and user_s are then their sum, each
+ * one's CPU seconds is cpu_pK_s (K from 1, in the order given) and the
+ * RSS is the first's. The last line is
  *   RESULT conns=C subs=S publishes=N notifications=... notif_bytes=...
  *          secs=... cpu_s=... user_s=... notif_per_cpu_s=... p50_us=...
  * p99_us=... max_us=... rss_before_kib=... rss_conns_kib=... rss_subs_kib=...
- *          bytes_per_sub=...
+ *          bytes_per_sub=... [cpu_p1_s=... ...]
  * (notif_bytes: the subscribers' bytes per notification; latency from
  * jrpcd only; -1 where not measured). -T: give up (exit 1) after that
  * many seconds (60), as when a notification was lost.
  *
- * usage: push-bench -u PATH [-c CONNS] [-s SUBS] [-n PUBLISHES] [-w WINDOW]
- *                   [-r RATE] [-b PAD] [-p PID] [-T SECONDS] [--echo BYTES]
- *                   [-q] */
+ * usage: push-bench -u PATH [--publish-socket PATH] [-c CONNS] [-s SUBS]
+ *                   [-n PUBLISHES] [-w WINDOW] [-r RATE] [-b PAD]
+ *                   [-p PID]... [-T SECONDS] [--echo BYTES] [-q] */
 #include "jrpc_bench_hist.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +69,9 @@
 #include <unistd.h>
 
 #define SUB_CHUNK 256 /* subscribe calls in flight on one connection */
+#define MAX_PIDS 4    /* -p: the servers whose CPU time is counted */
+#define MAX_SYNC 4096 /* probes before the publish phase, at most */
+#define SYNC_EVERY_MS 20
 
 typedef struct peer {
   int fd;
@@ -63,17 +82,12 @@ typedef struct peer {
 } peer_t;
 
 static struct {
-  const char *path;
+  const char *path, *pub_path;
   long conns, subs, pubs, window, pad, echo_bytes;
   double rate, timeout_s;
-  long pid;
-  int quiet;
-} opt = {.conns = 100,
-         .subs = 100,
-         .pubs = 100,
-         .window = 2,
-         .pid = -1,
-         .timeout_s = 60};
+  long pids[MAX_PIDS];
+  int npids, quiet;
+} opt = {.conns = 100, .subs = 100, .pubs = 100, .window = 2, .timeout_s = 60};
 
 static peer_t *peers, publisher;
 static uint32_t *cnt;      /* [conn * pubs + seq]: notifications received */
@@ -81,6 +95,8 @@ static uint64_t *sums;     /* [conn * pubs + seq]: sum of hash(id) */
 static uint64_t *per_seq;  /* [seq]: notifications received, all conns */
 static uint64_t completed; /* publishes every subscription received */
 static uint64_t bytes_in, pub_replies;
+static uint64_t *sync_got;  /* [probe]: notifications received */
+static long sync_full = -1; /* the first probe every subscription received */
 static bench_hist_t hist;
 
 _Noreturn static void die(const char *fmt, ...) {
@@ -108,13 +124,10 @@ static uint64_t id_hash(const char *s, size_t n) {
 
 /* ---- the server's figures from /proc ---- */
 
-/* The server's CPU seconds (user + system); its user part in *user. */
-static double server_cpu_s(double *user) {
-  *user = -1;
-  if (opt.pid < 0)
-    return -1;
+/* Process pid's CPU seconds (user + system); its user part in *user. */
+static double cpu_s_of(long pid, double *user) {
   char path[64], line[1024];
-  snprintf(path, sizeof path, "/proc/%ld/stat", opt.pid);
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   FILE *f = fopen(path, "r");
   if (!f || !fgets(line, sizeof line, f))
     die("cannot read %s", path);
@@ -130,12 +143,25 @@ static double server_cpu_s(double *user) {
   return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* The servers' CPU seconds: each one's in each[], their sum returned,
+ * the sum of their user parts in *user; -1 without -p. */
+static double server_cpu_s(double *user, double each[MAX_PIDS]) {
+  double sum = 0, sum_user = 0, u;
+  for (int i = 0; i < opt.npids; i++) {
+    each[i] = cpu_s_of(opt.pids[i], &u);
+    sum += each[i];
+    sum_user += u;
+  }
+  *user = opt.npids ? sum_user : -1;
+  return opt.npids ? sum : -1;
+}
+
 static long server_rss_kib(void) {
-  if (opt.pid < 0)
+  if (opt.npids == 0)
     return -1;
   char path[64], line[256];
   long kib = -1;
-  snprintf(path, sizeof path, "/proc/%ld/status", opt.pid);
+  snprintf(path, sizeof path, "/proc/%ld/status", opt.pids[0]);
   FILE *f = fopen(path, "r");
   if (!f)
     die("cannot read %s", path);
@@ -148,14 +174,14 @@ static long server_rss_kib(void) {
 
 /* ---- connections ---- */
 
-static int connect_unix(void) {
+static int connect_unix(const char *path) {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  if (strlen(opt.path) >= sizeof sa.sun_path)
-    die("socket path too long: %s", opt.path);
-  strcpy(sa.sun_path, opt.path);
+  if (strlen(path) >= sizeof sa.sun_path)
+    die("socket path too long: %s", path);
+  strcpy(sa.sun_path, path);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
-    die("connect %s: %s", opt.path, strerror(errno));
+    die("connect %s: %s", path, strerror(errno));
   return fd;
 }
 
@@ -294,8 +320,12 @@ static void subscribe_all(peer_t *p) {
 
 /* ---- the publish phase ---- */
 
+static uint64_t all_subs(void) {
+  return (uint64_t)opt.conns * (uint64_t)opt.subs;
+}
+
 static void count_done(uint64_t seq) {
-  if (++per_seq[seq] == (uint64_t)opt.conns * (uint64_t)opt.subs)
+  if (++per_seq[seq] == all_subs())
     completed++;
 }
 
@@ -304,6 +334,13 @@ static void on_notification(peer_t *p, const char *l, size_t n) {
     die("notifications dropped: %.*s", (int)n, l);
   size_t idn;
   uint64_t seq, t;
+  if (sync_got && num_after(l, n, "\"sync\":", &seq) == 0) {
+    if (seq >= MAX_SYNC)
+      die("not a probe of this run: %.*s", (int)n, l);
+    if (++sync_got[seq] == all_subs() && sync_full < 0)
+      sync_full = (long)seq;
+    return;
+  }
   const char *id = str_after(l, n, "\"subscription\":\"", &idn);
   if (!id || num_after(l, n, "\"seq\":", &seq) != 0 ||
       num_after(l, n, "\"t\":", &t) != 0 || seq >= (uint64_t)opt.pubs)
@@ -363,6 +400,57 @@ static void publish(uint64_t seq, const char *pad) {
   free(buf);
 }
 
+/* Reads what the servers sent within wait_ms and hands each line on. */
+static void pump(int ep, int wait_ms) {
+  struct epoll_event evs[64];
+  int k = epoll_wait(ep, evs, 64, wait_ms);
+  if (k < 0 && errno != EINTR)
+    die("epoll_wait: %s", strerror(errno));
+  for (int i = 0; i < k; i++) {
+    peer_t *p = evs[i].data.ptr;
+    size_t r = fill(p);
+    if (r == 0)
+      die("the server closed %s", p == &publisher
+                                      ? "the publisher's connection"
+                                      : "a subscriber's connection");
+    if (p == &publisher)
+      lines(p, on_publish_reply);
+    else
+      lines(p, opt.echo_bytes ? on_fan_frame : on_notification);
+  }
+  if (opt.echo_bytes && k > 0)
+    echo_completed();
+}
+
+/* --publish-socket: probes until the subscribers' instance delivers the
+ * publisher's messages to every subscription, and none is left in flight
+ * (see the top). */
+static void sync_phase(int ep) {
+  static const char probe[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+                              "\"pubsub.publish\",\"params\":[\"bench\","
+                              "{\"sync\":%ld}],\"id\":0}\n";
+  uint64_t start = now_ns(), next = start;
+  uint64_t deadline = start + (uint64_t)(opt.timeout_s * 1e9);
+  long sent = 0;
+  while (sync_full < 0 || sync_got[sent - 1] < all_subs() ||
+         pub_replies < (uint64_t)sent) {
+    uint64_t now = now_ns();
+    if (now > deadline || (sync_full < 0 && sent == MAX_SYNC))
+      die("no probe published on %s reached every subscription on %s "
+          "within %.0f s (%ld sent): is it one fleet, its broker up?",
+          opt.pub_path, opt.path, opt.timeout_s, sent);
+    if (sync_full < 0 && now >= next) {
+      char msg[sizeof probe + 24];
+      int n = snprintf(msg, sizeof msg, probe, sent++);
+      send_all(publisher.fd, msg, (size_t)n);
+      next = now + SYNC_EVERY_MS * 1000000u;
+      continue;
+    }
+    pump(ep, sync_full < 0 ? (int)((next - now) / 1000000) + 1 : 100);
+  }
+  pub_replies = 0;
+}
+
 static void run_phase(int ep) {
   char *pad = malloc((size_t)opt.pad + 1);
   if (!pad)
@@ -372,7 +460,6 @@ static void run_phase(int ep) {
   uint64_t sent = 0, start = now_ns();
   uint64_t deadline = start + (uint64_t)(opt.timeout_s * 1e9);
   uint64_t all = (uint64_t)opt.pubs;
-  struct epoll_event evs[64];
   while (completed < all ||
          (!opt.echo_bytes && pub_replies < (uint64_t)opt.pubs)) {
     uint64_t now = now_ns();
@@ -394,21 +481,7 @@ static void run_phase(int ep) {
         continue;
       }
     }
-    int k = epoll_wait(ep, evs, 64, wait_ms);
-    if (k < 0 && errno != EINTR)
-      die("epoll_wait: %s", strerror(errno));
-    for (int i = 0; i < k; i++) {
-      peer_t *p = evs[i].data.ptr;
-      size_t r = fill(p);
-      if (r == 0)
-        die("the server closed a connection");
-      if (p == &publisher)
-        lines(p, on_publish_reply);
-      else
-        lines(p, opt.echo_bytes ? on_fan_frame : on_notification);
-    }
-    if (opt.echo_bytes && k > 0)
-      echo_completed();
+    pump(ep, wait_ms);
   }
   free(pad);
 }
@@ -435,10 +508,11 @@ static void verify(void) {
 }
 
 static void usage(FILE *to, int rc) {
-  fputs("usage: push-bench -u PATH [-c CONNS] [-s SUBS] [-n PUBLISHES] "
-        "[-w WINDOW]\n"
-        "                  [-r RATE] [-b PAD] [-p PID] [-T SECONDS] "
-        "[--echo BYTES] [-q]\n",
+  fputs("usage: push-bench -u PATH [--publish-socket PATH] [-c CONNS] "
+        "[-s SUBS]\n"
+        "                  [-n PUBLISHES] [-w WINDOW] [-r RATE] [-b PAD] "
+        "[-p PID]...\n"
+        "                  [-T SECONDS] [--echo BYTES] [-q]\n",
         to);
   exit(rc);
 }
@@ -455,9 +529,11 @@ static long num_opt(const char *s, long lo, long hi, const char *what) {
 }
 
 static void parse(int argc, char **argv) {
-  static const struct option lo[] = {{"echo", required_argument, 0, 'E'},
-                                     {"help", no_argument, 0, 'h'},
-                                     {0, 0, 0, 0}};
+  static const struct option lo[] = {
+      {"echo", required_argument, 0, 'E'},
+      {"publish-socket", required_argument, 0, 'P'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   int ch;
   while ((ch = getopt_long(argc, argv, "u:c:s:n:w:r:b:p:T:qh", lo, 0)) != -1)
     switch (ch) {
@@ -483,7 +559,14 @@ static void parse(int argc, char **argv) {
       opt.pad = num_opt(optarg, 0, 65536, "-b");
       break;
     case 'p':
-      opt.pid = num_opt(optarg, 1, 1L << 30, "-p");
+      if (opt.npids == MAX_PIDS) {
+        fprintf(stderr, "push-bench: -p: at most %d\n", MAX_PIDS);
+        exit(2);
+      }
+      opt.pids[opt.npids++] = num_opt(optarg, 1, 1L << 30, "-p");
+      break;
+    case 'P':
+      opt.pub_path = optarg;
       break;
     case 'T':
       opt.timeout_s = (double)num_opt(optarg, 1, 86400, "-T");
@@ -502,6 +585,10 @@ static void parse(int argc, char **argv) {
     }
   if (!opt.path || optind != argc)
     usage(stderr, 2);
+  if (opt.pub_path && opt.echo_bytes) {
+    fputs("push-bench: --publish-socket is for jrpcd, not --echo\n", stderr);
+    exit(2);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -512,22 +599,25 @@ int main(int argc, char **argv) {
     cnt = calloc((size_t)opt.conns * (size_t)opt.pubs, sizeof *cnt);
     sums = calloc((size_t)opt.conns * (size_t)opt.pubs, sizeof *sums);
   }
-  if (!peers || !per_seq || (!opt.echo_bytes && (!cnt || !sums)))
+  if (opt.pub_path)
+    sync_got = calloc(MAX_SYNC, sizeof *sync_got);
+  if (!peers || !per_seq || (!opt.echo_bytes && (!cnt || !sums)) ||
+      (opt.pub_path && !sync_got))
     die("out of memory");
 
   long rss0 = server_rss_kib();
   for (long i = 0; i < opt.conns; i++) {
-    peers[i].fd = connect_unix();
+    peers[i].fd = connect_unix(opt.path);
     warm_up(&peers[i]);
   }
   long rss_conns = server_rss_kib();
   if (!opt.echo_bytes) {
     for (long i = 0; i < opt.conns; i++)
       subscribe_all(&peers[i]);
-    publisher.fd = connect_unix();
+    publisher.fd = connect_unix(opt.pub_path ? opt.pub_path : opt.path);
   }
   long rss_subs = server_rss_kib();
-  double bytes_per_sub = opt.pid < 0 || opt.echo_bytes
+  double bytes_per_sub = opt.npids == 0 || opt.echo_bytes
                              ? -1
                              : (double)(rss_subs - rss_conns) * 1024.0 /
                                    ((double)opt.conns * (double)opt.subs);
@@ -546,12 +636,15 @@ int main(int argc, char **argv) {
       die("fcntl: %s", strerror(errno));
   }
 
+  if (opt.pub_path)
+    sync_phase(ep);
   bytes_in = 0;
-  double user0, user1, cpu0 = server_cpu_s(&user0);
+  double user0, user1, each0[MAX_PIDS], each1[MAX_PIDS];
+  double cpu0 = server_cpu_s(&user0, each0);
   uint64_t t0 = now_ns();
   run_phase(ep);
   uint64_t t1 = now_ns();
-  double cpu1 = server_cpu_s(&user1);
+  double cpu1 = server_cpu_s(&user1, each1);
   verify();
 
   uint64_t notes =
@@ -569,12 +662,15 @@ int main(int argc, char **argv) {
          "notif_per_cpu_s=%.0f "
          "p50_us=%" PRId64 " p99_us=%" PRId64 " max_us=%" PRId64
          " rss_before_kib=%ld rss_conns_kib=%ld rss_subs_kib=%ld "
-         "bytes_per_sub=%.1f\n",
+         "bytes_per_sub=%.1f",
          opt.conns, opt.subs, opt.pubs, notes, (double)bytes_in / (double)notes,
          secs, cpu, user1 - user0, cpu > 0 ? (double)notes / cpu : -1,
          lat ? (int64_t)hist_quantile(&hist, 0.50) : -1,
          lat ? (int64_t)hist_quantile(&hist, 0.99) : -1,
          lat ? (int64_t)hist.max : -1, rss0, rss_conns, rss_subs,
          bytes_per_sub);
+  for (int i = 0; i < opt.npids; i++)
+    printf(" cpu_p%d_s=%.2f", i + 1, each1[i] - each0[i]);
+  putchar('\n');
   return 0;
 }

@@ -126,6 +126,33 @@ kill_servers_now() {
   SERVER_PIDS=()
 }
 
+# need_built BUILD FILE...: each FILE exists, else "build first".
+need_built() {
+  local build=$1 f
+  shift
+  for f in "$@"; do
+    [ -e "$f" ] || die "build first: cmake --build $build ($f is missing)"
+  done
+}
+
+# start_nats: Debian's nats-server on a free port of 127.0.0.1 (the broker
+# of [cluster], bench/fleet.sh); sets NATS (its pid) and NATS_PORT.
+start_nats() {
+  command -v nats-server >/dev/null || die "nats-server is missing (scripts/deps.sh installs it)"
+  NATS_PORT=$(free_port)
+  start_server nats 'Server is ready' nats-server -a 127.0.0.1 -p "$NATS_PORT" ||
+    die "nats-server did not start: $(cat "$T/fail.$SECTION")"
+  NATS=$SPID
+}
+
+# stop_nats: after the jrpcds that use it (they close their broker
+# connection last). nats-server exits 0 on SIGINT (1 on SIGTERM).
+stop_nats() {
+  kill -INT "$NATS"
+  wait "$NATS" || fail_note "nats-server exited with status $? on SIGINT"
+  forget_pid "$NATS"
+}
+
 # A TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
   local p
