@@ -20,8 +20,11 @@ each instance's own rpc.stats (push.subscriptions).
    HAProxy's log, where each request's path carries its number).
 2. The broker is killed and started again while a publisher on jrpcd1
    publishes without pause: every instance keeps serving (/health 200
-   "degraded", HAProxy keeps it up), jrpcd1's own
-   subscribers get every one of its messages (local delivery never stops),
+   "degraded", HAProxy keeps it up), jrpcd1's own subscribers get every
+   one of its messages (local delivery never stops), one of them a client
+   of jrpcd1 directly that reads nothing from before the broker goes until
+   it is back, while megabytes wait for it in jrpcd1 (a slow reader is
+   not a lost one: the lag notice must not cost it local messages),
    the others get none twice and none out of order, every message from
    MARGIN_S after all instances are back on the broker, and an rpc.lagged
    for their subscription; every instance counts its reconnect (rpc.stats
@@ -74,6 +77,7 @@ DRAIN_MS = 3000  # > HAProxy's fall x inter (2 x 1 s), as scale.sh
 MARGIN_S = 1.0
 TOPIC = "news"
 SUBSCRIBERS = 9
+PAD = 8000  # bytes of padding in each message published across the outage
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|"
                        r"UndefinedBehaviorSanitizer|runtime error")
 
@@ -143,7 +147,10 @@ class Instance:
         self.lives, self.p = [], None
         self.conf = os.path.join(tmp, "j%d.conf" % i)
         with open(self.conf, "w") as f:
+            # max_push_bytes: room for broker_outage's subscriber that
+            # stops reading for a while (megabytes).
             f.write("[server]\nworkers = 2\nplugin_dir = %s\ndrain_ms = %d\n"
+                    "max_push_bytes = 67108864\n"
                     "[listen lb]\ntcp = 127.0.0.1:%d\nframing = http\n"
                     "websocket = yes\n"
                     "[listen ops]\ntcp = 127.0.0.1:%d\nframing = http\n"
@@ -365,10 +372,11 @@ class Subscriber(threading.Thread):
     the client's port, when it was answered, when its connection closed,
     and the messages and rpc.lagged notices it brought."""
 
-    def __init__(self, k, port):
+    def __init__(self, k, port, rcvbuf=None):
         super().__init__(daemon=True)
-        self.k, self.port = k, port
+        self.k, self.port, self.rcvbuf = k, port, rcvbuf
         self.resubscribe = False
+        self.paused = threading.Event()  # set: it reads nothing
         self.epochs = []
         self.problems = []
         self.lock = threading.Lock()
@@ -377,7 +385,7 @@ class Subscriber(threading.Thread):
         self.connect()
 
     def connect(self):
-        ws = WebSocket("127.0.0.1", self.port, DEADLINE_S)
+        ws = WebSocket("127.0.0.1", self.port, DEADLINE_S, rcvbuf=self.rcvbuf)
         ws.send_text(rpc("pubsub.subscribe", [TOPIC]))
         r = json.loads(ws.recv_text())
         if not isinstance(r.get("result"), str):
@@ -406,6 +414,9 @@ class Subscriber(threading.Thread):
 
     def run(self):
         while not self.halt.is_set():
+            if self.paused.is_set():
+                time.sleep(0.05)
+                continue
             try:
                 text = self.ws.recv_text()
             except socket.timeout:
@@ -550,14 +561,32 @@ def first_round(instances, haproxy, subs):
                                     sorted(set(served.values())), len(subs)))
 
 
+def kernel_send_max():
+    """The most a TCP socket's send buffer grows to (tcp_wmem's max)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+            return int(f.read().split()[2])
+    except (OSError, ValueError, IndexError):
+        return 4 << 20
+
+
 def broker_outage(instances, haproxy, broker, subs, at):
     """2: the broker killed and started again under publishing on jrpcd1."""
     j1 = instances[0]
     before = {j.i: j.stats()["cluster"] for j in instances}
+    # And one more on jrpcd1, directly, that reads nothing until the broker
+    # is back, then reads it all: a slow reader, not a lost one. Its
+    # notifications fill the kernel's buffers (the client's receive buffer
+    # made small, jrpcd1's send buffer at most tcp_wmem's largest), then
+    # wait in jrpcd1 (under max_push_bytes) when the broker goes.
+    slow = Subscriber(SUBSCRIBERS, j1.port, rcvbuf=4096)
+    slow.paused.set()
+    slow.start()
     t0 = time.time()
-    pub = Publishing(WsPublisher("c1", j1.port), 0.004, "x" * 200)
+    pub = Publishing(WsPublisher("c1", j1.port), 0.004, "x" * PAD)
     pub.start()
-    time.sleep(0.5)
+    wait_for("more published on jrpcd1 than the kernel holds for a client",
+             lambda: len(pub.done) * PAD > kernel_send_max() + (1 << 20))
     broker.kill()
     wait_for("every instance sees the broker away",
              lambda: all(j.stats()["cluster"]["broker"] == "away"
@@ -579,6 +608,7 @@ def broker_outage(instances, haproxy, broker, subs, at):
                          j.stats()["cluster"]["reconnects"] >
                          before[j.i]["reconnects"] for j in instances))
     back = time.time()
+    slow.paused.clear()
     time.sleep(MARGIN_S + 1.0)
     pub.stop()
     failed = [(n, e) for n, _, _, e in pub.done if e]
@@ -587,17 +617,25 @@ def broker_outage(instances, haproxy, broker, subs, at):
     published = [("c1", n) for n, _, _, e in pub.done if not e]
     after = [("c1", n) for n, sent, _, e in pub.done
              if not e and sent >= back + MARGIN_S]
-    local = [s for s in subs if at[s.k] == 1]
+    local = [s for s in subs if at[s.k] == 1] + [slow]
     remote = [s for s in subs if at[s.k] != 1]
     wait_for("jrpcd1's subscribers have its %d messages" % len(published),
              lambda: all(len(s.received(t0, "c1")) >= len(published)
                          for s in local))
     time.sleep(0.3)
-    if all(exactly_once("jrpcd1's subscriber %d" % s.k, s.received(t0, "c1"),
-                        published, {"c1": set(published)}) for s in local):
-        ok("broker killed and restarted: jrpcd1's %d own subscribers got all "
-           "%d messages published there, in order (local delivery never "
-           "stopped)" % (len(local), len(published)))
+    whole = [exactly_once("jrpcd1's subscriber %d" % s.k, s.received(t0, "c1"),
+                          published, {"c1": set(published)}) for s in local]
+    if all(whole):
+        ok("broker killed and restarted: jrpcd1's %d own subscribers (one of "
+           "them not reading across the outage) got all %d messages "
+           "published there, in order (local delivery never stopped)"
+           % (len(local), len(published)))
+    else:
+        for s, good in zip(local, whole):
+            if not good:
+                fail("jrpcd1's subscriber %d was told rpc.lagged %r; jrpcd1's "
+                     "push stats %r" % (s.k, s.lagged(t0), j1.stats()["push"]))
+    slow.stop()
     good = 0
     for s in remote:
         got = s.received(t0, "c1")

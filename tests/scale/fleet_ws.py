@@ -23,9 +23,12 @@ class Closed(EOFError):
 
 
 class WebSocket:
-    def __init__(self, host, port, timeout, path="/"):
-        self.s = socket.create_connection((host, port), timeout)
+    def __init__(self, host, port, timeout, path="/", rcvbuf=None):
+        self.s = socket.socket()
+        if rcvbuf:  # before connect: the window offered follows it
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.s.settimeout(timeout)
+        self.s.connect((host, port))
         self.buf = b""
         self.parts = []  # a fragmented message's fragments so far
         key = base64.b64encode(os.urandom(16))
@@ -86,7 +89,11 @@ class WebSocket:
             head = struct.pack("!BBH", 0x80 | op, 0x80 | 126, n)
         else:
             head = struct.pack("!BBQ", 0x80 | op, 0x80 | 127, n)
-        body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        # XOR with the key repeated, as one big integer: fast enough for
+        # messages of kilobytes at hundreds a second.
+        key = (mask * (n // 4 + 1))[:n]
+        body = (int.from_bytes(payload, "big") ^
+                int.from_bytes(key, "big")).to_bytes(n, "big")
         self.s.sendall(head + mask + body)
 
     def send_text(self, text):
