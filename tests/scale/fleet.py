@@ -68,6 +68,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+from cluster import wait_port  # noqa: E402
 from fleet_ws import WebSocket  # noqa: E402
 from push import fail, free_port, ok  # noqa: E402
 import push  # noqa: E402
@@ -99,19 +100,6 @@ def wait_for(what, cond, limit=DEADLINE_S):
         time.sleep(0.1)
     fail("never within %ds: %s" % (limit, what))
     return False
-
-
-def wait_port(port, proc, what):
-    end = time.time() + DEADLINE_S
-    while time.time() < end:
-        if proc.poll() is not None:
-            raise SystemExit("FAIL: %s exited with %s" % (what, proc.returncode))
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("FAIL: %s never listened on %d" % (what, port))
 
 
 def rpc(method, params, id_=1):

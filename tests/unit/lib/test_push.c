@@ -226,13 +226,19 @@ static void publish(world_t *w, const char *ns, const char *topic,
   "{\"jsonrpc\":\"2.0\",\"method\":\"" m                                       \
   "\",\"params\":{\"subscription\":\"" id "\",\"result\":" result "}}\n"
 
-static void test_fanout(void **state) {
-  (void)state;
+/* A world without tight limits, and two newline streams in it. */
+static world_t *world_of_two(jrpc__stream_t *a, jrpc__stream_t *b) {
   world_t *w = W;
   world_init(w, 1 << 20, 16);
+  jrpc__stream_init(a, &w->e, JRPC_FRAMING_NEWLINE);
+  jrpc__stream_init(b, &w->e, JRPC_FRAMING_NEWLINE);
+  return w;
+}
+
+static void test_fanout(void **state) {
+  (void)state;
   jrpc__stream_t a, b;
-  jrpc__stream_init(&a, &w->e, JRPC_FRAMING_NEWLINE);
-  jrpc__stream_init(&b, &w->e, JRPC_FRAMING_NEWLINE);
+  world_t *w = world_of_two(&a, &b);
   assert_string_equal(
       io(&a, SUB("kv.watch", "k", 1)),
       "{\"jsonrpc\":\"2.0\",\"result\":\"" ID(1) "\",\"id\":1}\n");
@@ -356,11 +362,8 @@ static uint32_t bucket_of(const char *ns, const char *topic) {
  * notice it gets once drained. */
 static void test_lag(void **state) {
   (void)state;
-  world_t *w = W;
-  world_init(w, 1 << 20, 16);
   jrpc__stream_t a, b;
-  jrpc__stream_init(&a, &w->e, JRPC_FRAMING_NEWLINE);
-  jrpc__stream_init(&b, &w->e, JRPC_FRAMING_NEWLINE);
+  world_t *w = world_of_two(&a, &b);
   io(&a, SUB("o.watch", "k", 1));
   io(&b, SUB("o.watch", "j", 2));
   uint32_t k = bucket_of("other", "k"), j = bucket_of("other", "j");
