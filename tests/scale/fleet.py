@@ -33,7 +33,8 @@ each instance's own rpc.stats (push.subscriptions).
 3. Rolling restart (SIGTERM, HAProxy's check sees it down, the exit
    after the drain, start, seen up) of the three instances while a client
    publishes through HAProxy over HTTP without pause: no publish fails;
-   subscribers whose connection closes reconnect through HAProxy and
+   subscribers whose connection closes (with a close frame, 1001 going
+   away) reconnect through HAProxy and
    subscribe again (as docs/scaling.md tells clients to); at the end every
    one is subscribed again (HAProxy's sessions and the instances' counts
    agree), and for each of its subscriptions it got every message
@@ -412,6 +413,7 @@ class Subscriber(threading.Thread):
             except (OSError, EOFError) as e:
                 with self.lock:
                     self.epochs[-1]["end"] = time.time()
+                    self.epochs[-1]["code"] = getattr(e, "code", None)
                 if self.halt.is_set():
                     return
                 if not self.resubscribe:
@@ -710,6 +712,11 @@ def rolling_restart(instances, haproxy, subs):
             problems.append("never reconnected, though its instance restarted")
         if epochs[-1]["end"] is not None:
             problems.append("not subscribed at the end")
+        # A stopping instance says so (1001, going away), which clients
+        # tell from a broken connection.
+        codes = [e.get("code") for e in epochs[:-1]]
+        if any(code != 1001 for code in codes):
+            problems.append("closed with %s, not 1001" % codes)
         for k, e in enumerate(epochs):
             end = e["end"] or float("inf")
             want = [("r", n) for n, sent, answered, err in pub.done
