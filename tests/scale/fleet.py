@@ -34,9 +34,9 @@ each instance's own rpc.stats (push.subscriptions).
    after the drain, start, seen up) of the three instances while a client
    publishes through HAProxy over HTTP without pause: no publish fails;
    subscribers whose connection closes (with a close frame, 1001 going
-   away) reconnect through HAProxy and
-   subscribe again (as docs/scaling.md tells clients to); at the end every
-   one is subscribed again (HAProxy's sessions and the instances' counts
+   away) reconnect through HAProxy and subscribe again (what issue 24 has
+   docs/scaling.md tell clients to do); at the end every one is subscribed
+   again (HAProxy's sessions and the instances' counts
    agree), and for each of its subscriptions it got every message
    published from MARGIN_S after the subscription was answered until
    MARGIN_S before that connection closed (to the end for the last),
@@ -45,8 +45,8 @@ Every jrpcd exits 0 on SIGTERM, sanitizer-clean.
 
 MARGIN_S: interest reaches the broker asynchronously (an instance's first
 subscriber of a topic subscribes there from the cluster's thread), and
-publishes leave an instance asynchronously too, so "after" needs a margin
-that is not a guess about speed on a loaded machine: a second.
+publishes leave an instance asynchronously too, so "after" needs a margin:
+a second, where both take milliseconds, under a sanitizer too.
 
 Usage: fleet.py JRPCD HANDLERS_DIR REPO_ROOT
 Skipped (77) without haproxy, nats-server or a NATS build, unless CI=true.
