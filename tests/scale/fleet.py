@@ -426,9 +426,11 @@ class Subscriber(threading.Thread):
 
     def note(self, m):
         e = self.epochs[-1]
-        p = m.get("params") or {}
-        if m.get("method") == "pubsub.message" and p.get("subscription") == e["id"]:
-            msg = p["result"]["message"]
+        p = m.get("params") if isinstance(m.get("params"), dict) else {}
+        msg = p.get("result")
+        msg = msg.get("message") if isinstance(msg, dict) else None
+        if m.get("method") == "pubsub.message" and isinstance(msg, dict) and \
+                p.get("subscription") == e["id"]:
             with self.lock:
                 e["got"].append((msg.get("from"), msg.get("n"), time.time()))
         elif m.get("method") == "rpc.lagged" and p.get("subscription") == e["id"]:
