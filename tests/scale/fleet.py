@@ -80,7 +80,7 @@ MARGIN_S = 1.0
 TOPIC = "news"
 SUBSCRIBERS = 9
 PAD = 8000  # bytes of padding in each message published across the outage
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|"
+SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|ThreadSanitizer|"
                        r"UndefinedBehaviorSanitizer|runtime error")
 
 
