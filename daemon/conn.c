@@ -105,11 +105,16 @@ static int pending_calls(const jrpcd_conn_t *c) {
   return c->st.sink.waiting.next != &c->st.sink.waiting;
 }
 
-/* Closes a finishing connection once nothing is left to send. */
+/* Closes a finishing connection once nothing is left to send; when the
+ * worker stops, after the framing's last word (a WebSocket's close). */
 static void maybe_done(jrpcd_conn_t *c) {
   if (c->closed || !c->finishing || c->writing || c->st.held ||
       jrpc__out_pending(&c->st.out) > 0 || pending_calls(c))
     return;
+  if (c->w->stopping && c->st.fx->goodbye && c->st.fx->goodbye(&c->st)) {
+    jrpcd_conn_flush(c);
+    return;
+  }
   jrpcd_conn_close(c, NULL);
 }
 

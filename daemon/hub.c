@@ -17,10 +17,10 @@
 #define DRAIN_BUDGET 1024
 
 /* Any thread: m, holding a reference for each of the n workers, into
- * every worker's inbox; lost_only: not m, but one loss on its bucket
- * (then m holds no reference and is only read). */
+ * every worker's inbox; lag_only: not m (NULL), but one loss before this
+ * instance on its bucket. */
 static int fan_out(jrpcd_server_t *srv, jrpc__pubmsg_t *m, unsigned n,
-                   uint32_t bucket, int lost_only) {
+                   uint32_t bucket, int lag_only) {
   int stopping = 0;
   for (unsigned i = 0; i < n; i++) {
     jrpcd_worker_t *w = &srv->workers[i];
@@ -31,12 +31,15 @@ static int fan_out(jrpcd_server_t *srv, jrpc__pubmsg_t *m, unsigned n,
     atomic_fetch_add(&ib->publishing, 1);
     if (atomic_load(&ib->closed)) {
       stopping = 1;
-      if (!lost_only)
+      if (!lag_only)
         jrpc__pubmsg_unref(m);
-    } else if (lost_only || jrpc__inbox_push(&ib->q, m) != 0) {
+    } else if (lag_only) {
+      atomic_fetch_add(&ib->lag[bucket], 1);
+      atomic_store(&ib->lagging, 1);
+      uv_async_send(&w->wake);
+    } else if (jrpc__inbox_push(&ib->q, m) != 0) {
       atomic_fetch_add(&ib->lost[bucket], 1);
-      if (!lost_only)
-        jrpc__pubmsg_unref(m);
+      jrpc__pubmsg_unref(m);
       uv_async_send(&w->wake); /* it tells the subscribers when it drains */
     } else {
       uv_async_send(&w->wake);
@@ -133,6 +136,14 @@ void jrpcd_hub_worker_drain(jrpcd_worker_t *w) {
   }
   if (any)
     jrpc__push_lost(&w->push, lost);
+  /* A plain load first: the drain of every publish pays no locked op. */
+  if (atomic_load_explicit(&ib->lagging, memory_order_relaxed) &&
+      atomic_exchange(&ib->lagging, 0)) {
+    uint32_t lag[JRPC__PUSH_LOST_BUCKETS];
+    for (unsigned k = 0; k < JRPC__PUSH_LOST_BUCKETS; k++)
+      lag[k] = atomic_exchange(&ib->lag[k], 0);
+    jrpc__push_lag(&w->push, lag);
+  }
   jrpc__pubmsg_t *m;
   unsigned n = 0;
   while (n < DRAIN_BUDGET && (m = jrpc__inbox_pop(&ib->q)) != NULL) {

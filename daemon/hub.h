@@ -21,6 +21,10 @@ typedef struct jrpcd_inbox {
   jrpc__inbox_t q;
   /* Messages dropped because q was full, by bucket of topic hash. */
   _Atomic uint32_t lost[JRPC__PUSH_LOST_BUCKETS];
+  /* Losses before this instance (jrpcd_hub_lag), by bucket; `lagging`
+   * says whether any is set, so that a drain looks only then. */
+  _Atomic uint32_t lag[JRPC__PUSH_LOST_BUCKETS];
+  atomic_int lagging;
   atomic_int closed;      /* the worker's wake-up handle is going */
   atomic_uint publishing; /* publishers between their check and wake-up */
   /* [cluster]: the broker connection this worker counts its topics for
@@ -53,8 +57,10 @@ int jrpcd_hub_deliver(struct jrpcd_server *srv, const char *ns, size_t ns_n,
                       const char *topic, size_t topic_n, const char *json,
                       size_t json_n);
 /* Any thread: the subscribers of the topic KEY (module, NUL, topic) may
- * have lost messages: each worker tells them (rpc.lagged, one more lost)
- * at its next drain. Also the other topics of its bucket of hashes. */
+ * have lost messages before they reached this instance: each worker tells
+ * them (rpc.lagged, one more lost) at its next drain, and delivers the
+ * messages it has as before (jrpc__push_lag). Also the other topics of
+ * its bucket of hashes. */
 void jrpcd_hub_lag(struct jrpcd_server *srv, const char *key, size_t key_n);
 
 /* Server push's counters, as rpc.stats ("push": {key: n}, summed over

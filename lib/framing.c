@@ -37,7 +37,8 @@ const jrpc__framing_ops_t jrpc__framings[JRPC__FRAMINGS] = {
                                 .notify = jrpc__ws_deliver,
                                 .timeout = jrpc__ws_timeout,
                                 .free = jrpc__ws_close,
-                                .keepalive = jrpc__ws_keepalive},
+                                .keepalive = jrpc__ws_keepalive,
+                                .goodbye = jrpc__ws_goodbye},
 };
 
 int jrpc__stream_switch(jrpc__stream_t *s, jrpc__framing_t to,

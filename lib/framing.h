@@ -54,6 +54,12 @@ typedef struct jrpc__framing_ops {
    * that leaves one unanswered as long. 0, 1 (output to send),
    * JRPC__ECLOSE (flush, then close) or JRPC_ENOMEM. NULL: none. */
   int (*keepalive)(struct jrpc__stream *s, uint64_t now_ms, uint32_t ping_ms);
+  /* The host is stopping and has nothing left to send on s: the
+   * framing's last word before the connection ends (websocket: a close,
+   * 1001, going away, which clients tell from a broken connection). 1:
+   * output to send, then it is called again; 0: nothing (more). NULL:
+   * none. */
+  int (*goodbye)(struct jrpc__stream *s);
   /* Replies go out in request order: while one waits for deferred calls,
    * nothing behind it is read. */
   uint8_t in_order;

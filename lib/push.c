@@ -601,6 +601,41 @@ void jrpc__push_flush(jrpc__push_t *p) {
   }
 }
 
+/* s's rpc.lagged notice, for n messages, onto its connection's output. */
+static void lag_note(jrpc__push_t *p, jrpc__sub_t *s, uint64_t n) {
+  char hex[ID_HEX], num[24];
+  to_hex(hex, s->id);
+  int k = snprintf(num, sizeof(num), "%llu", (unsigned long long)n);
+  write_note(&p->scratch, NULL, hex, NOTE_MEMBER("dropped"),
+             sizeof(NOTE_MEMBER("dropped")) - 1, num, (size_t)k);
+  send_scratch(p, s->conn->sink);
+  JRPC__STAT_INC(p->stats.lagged);
+}
+
+void jrpc__push_lag(jrpc__push_t *p, const uint32_t *lag) {
+  /* The notice's size: its head, the id and a count. */
+  size_t size = sizeof(NOTE_HEAD) + ID_HEX + 80;
+  for (uint32_t i = 0; i <= p->topic_mask; i++) {
+    for (jrpc__topic_t *t = p->topics[i]; t; t = t->next) {
+      uint32_t n = lag[t->hash % JRPC__PUSH_LOST_BUCKETS];
+      for (jrpc__link_t *l = t->subs.next; n && l != &t->subs; l = l->next) {
+        jrpc__sub_t *s = CONTAINER(l, jrpc__sub_t, at_topic);
+        if (s->conn->overflowed)
+          continue;
+        /* Behind already, or no room: its notice, after the drain, says
+         * this too. Else told now, in order with its notifications, and
+         * nothing of this engine's own is held back for it. */
+        if (s->dropped || !has_room(p, s->conn->sink, size)) {
+          drop(p, s, n);
+        } else {
+          lag_note(p, s, n);
+          touch(p, s->conn);
+        }
+      }
+    }
+  }
+}
+
 void jrpc__push_drained(jrpc__push_t *p, jrpc__sink_t *sink) {
   jrpc__push_conn_t *pc = sink->push;
   if (!pc || !pc->nlagging || pc->overflowed)
@@ -609,13 +644,7 @@ void jrpc__push_drained(jrpc__push_t *p, jrpc__sink_t *sink) {
     jrpc__sub_t *s = CONTAINER(l, jrpc__sub_t, at_conn);
     if (!s->dropped)
       continue;
-    char hex[ID_HEX], num[24];
-    to_hex(hex, s->id);
-    int k = snprintf(num, sizeof(num), "%llu", (unsigned long long)s->dropped);
-    write_note(&p->scratch, NULL, hex, NOTE_MEMBER("dropped"),
-               sizeof(NOTE_MEMBER("dropped")) - 1, num, (size_t)k);
-    send_scratch(p, sink);
-    JRPC__STAT_INC(p->stats.lagged);
+    lag_note(p, s, s->dropped);
     s->dropped = 0;
   }
   pc->nlagging = 0;

@@ -106,6 +106,12 @@ void jrpc__push_fanout(jrpc__push_t *p, const jrpc__pubmsg_t *m);
  * (its inbox was full): each of their subscriptions counts them as
  * dropped. */
 void jrpc__push_lost(jrpc__push_t *p, const uint32_t *lost);
+/* The host says that lag[k] messages of topics in hash bucket k may have
+ * been lost before they reached it (with [cluster], while the broker was
+ * away): each of their subscriptions is told now (rpc.lagged with that
+ * count), and goes on receiving what this engine has; one already behind,
+ * or without room for the notice, counts them as dropped instead. */
+void jrpc__push_lag(jrpc__push_t *p, const uint32_t *lag);
 /* Tells the host of each connection given output since the last flush
  * (host->output), or, with push_overflow = close, to close it. */
 void jrpc__push_flush(jrpc__push_t *p);

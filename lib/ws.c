@@ -590,6 +590,14 @@ int jrpc__ws_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got) {
                     "message incomplete after frame_timeout_ms");
 }
 
+int jrpc__ws_goodbye(jrpc__stream_t *s) {
+  if (s->closing)
+    return 0;
+  return close_with(s, WSLAY_CODE_GOING_AWAY, "server stopping") == JRPC_ENOMEM
+             ? 0
+             : 1;
+}
+
 int jrpc__ws_keepalive(jrpc__stream_t *s, uint64_t now_ms, uint32_t ping_ms) {
   jrpc__ws_t *ws = s->ws;
   if (!ping_ms || s->closing)

@@ -38,5 +38,6 @@ void jrpc__ws_deliver(jrpc__sink_t *sink, jrpc__outbuf_t *src);
 int jrpc__ws_timeout(jrpc__stream_t *s, uint32_t timeout_ms, uint64_t got);
 int jrpc__ws_keepalive(jrpc__stream_t *s, uint64_t now_ms, uint32_t ping_ms);
 void jrpc__ws_close(jrpc__stream_t *s);
+int jrpc__ws_goodbye(jrpc__stream_t *s);
 
 #endif

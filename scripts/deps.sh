@@ -43,7 +43,7 @@ test_pkgs=(libcmocka-dev # the unit tests (JRPC_TESTS)
   iproute2 # ip: docs_examples_live brings up its own loopback with 10.0.0.5 on it
   strace # cli_sockpath_symlink: holds jrpcd in chmod (inject=...:delay_enter)
   haproxy # tests/scale: the balancer in front of three jrpcds
-  nats-server # the broker of the [cluster] tests (cli_cluster)
+  nats-server # the broker of the [cluster] tests (cli_cluster, scale_fleet)
   valgrind) # bench/callgrind*.sh: the instruction counts of BENCHMARKS.md
 # The comma-decimal locale test_jsontext_locale runs under.
 readonly LOCALE=de_DE.UTF-8

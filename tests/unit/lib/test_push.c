@@ -5,8 +5,9 @@
  * and in order, on one line whatever line breaks its JSON had; a module's
  * topics are its own; max_bytes drops and the
  * drained connection gets one rpc.lagged per subscription with the exact
- * count; unsubscribe answers true, then false; the per-connection limit
- * answers -32011; closing the stream ends its subscriptions, and so does
+ * count; the host's lag (a [cluster] broker lost) told at once, local
+ * delivery going on; unsubscribe answers true, then false; the per-connection
+ * limit answers -32011; closing the stream ends its subscriptions, and so does
  * a reload's view that no longer serves their method (its module gone, or
  * the method hidden or denied to the connection); HTTP POST answers
  * -32010. */
@@ -225,13 +226,19 @@ static void publish(world_t *w, const char *ns, const char *topic,
   "{\"jsonrpc\":\"2.0\",\"method\":\"" m                                       \
   "\",\"params\":{\"subscription\":\"" id "\",\"result\":" result "}}\n"
 
-static void test_fanout(void **state) {
-  (void)state;
+/* A world without tight limits, and two newline streams in it. */
+static world_t *world_of_two(jrpc__stream_t *a, jrpc__stream_t *b) {
   world_t *w = W;
   world_init(w, 1 << 20, 16);
+  jrpc__stream_init(a, &w->e, JRPC_FRAMING_NEWLINE);
+  jrpc__stream_init(b, &w->e, JRPC_FRAMING_NEWLINE);
+  return w;
+}
+
+static void test_fanout(void **state) {
+  (void)state;
   jrpc__stream_t a, b;
-  jrpc__stream_init(&a, &w->e, JRPC_FRAMING_NEWLINE);
-  jrpc__stream_init(&b, &w->e, JRPC_FRAMING_NEWLINE);
+  world_t *w = world_of_two(&a, &b);
   assert_string_equal(
       io(&a, SUB("kv.watch", "k", 1)),
       "{\"jsonrpc\":\"2.0\",\"result\":\"" ID(1) "\",\"id\":1}\n");
@@ -333,6 +340,56 @@ static void test_lagged(void **state) {
   world_free(w);
 }
 
+/* The hash bucket of a module's topic, as lost and lag counts go. */
+static uint32_t bucket_of(const char *ns, const char *topic) {
+  jrpc__pubmsg_t *m =
+      jrpc__pubmsg_new(ns, strlen(ns), topic, strlen(topic), "0", 1, 1);
+  assert_non_null(m);
+  uint32_t k = m->hash % JRPC__PUSH_LOST_BUCKETS;
+  jrpc__pubmsg_unref(m);
+  return k;
+}
+
+#define LAGGED(id, n)                                                          \
+  "{\"jsonrpc\":\"2.0\",\"method\":\"rpc.lagged\",\"params\":{"                \
+  "\"subscription\":\"" id "\",\"dropped\":" #n "}}\n"
+
+/* The host's lag (jrpcd_hub_lag: [cluster]'s broker went or came back):
+ * a subscription of the topic is told at once, in order with its
+ * notifications, though its output has not drained, and goes on receiving
+ * (jrpc__push_lost's rule, nothing more until drained, would drop local
+ * messages for a loss elsewhere); one already behind counts it in the
+ * notice it gets once drained. */
+static void test_lag(void **state) {
+  (void)state;
+  jrpc__stream_t a, b;
+  world_t *w = world_of_two(&a, &b);
+  io(&a, SUB("o.watch", "k", 1));
+  io(&b, SUB("o.watch", "j", 2));
+  uint32_t k = bucket_of("other", "k"), j = bucket_of("other", "j");
+  assert_int_not_equal(k, j);
+  uint32_t counts[JRPC__PUSH_LOST_BUCKETS] = {0};
+  counts[j] = 2; /* b: behind, two lost at its inbox */
+  jrpc__push_lost(&w->push, counts);
+  publish(w, "other", "k", "1"); /* a: queued, not read */
+  counts[k] = counts[j] = 1;
+  jrpc__push_lag(&w->push, counts);
+  jrpc__push_flush(&w->push);
+  publish(w, "other", "k", "2");
+  publish(w, "other", "j", "3");
+  assert_string_equal(io(&a, NULL),
+                      NOTE("o.changed", ID(1), "1") LAGGED(ID(1), 1)
+                          NOTE("o.changed", ID(1), "2"));
+  assert_string_equal(io(&b, NULL), "");
+  jrpc__push_drained(&w->push, &b.sink);
+  assert_string_equal(io(&b, NULL), LAGGED(ID(2), 4));
+  assert_int_equal(JRPC__STAT_GET(w->push.stats.lagged), 2);
+  assert_int_equal(JRPC__STAT_GET(w->push.stats.delivered), 2);
+  jrpc__stream_free(&a);
+  jrpc__stream_free(&b);
+  world_free(w);
+}
+
 static void test_limits_and_http(void **state) {
   (void)state;
   world_t *w = W;
@@ -382,6 +439,7 @@ int main(void) {
       cmocka_unit_test(test_inbox_eight_producers),
       cmocka_unit_test(test_fanout),
       cmocka_unit_test(test_lagged),
+      cmocka_unit_test(test_lag),
       cmocka_unit_test(test_limits_and_http),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * with frames behind it in the same read (and byte by byte), masked
  * frames, fragments with a ping between them, each close code (1000 echoed,
  * 1002, 1007, 1008, 1009, 1001), reply headers of each size (2, 4 and 10
- * bytes), a deferred reply, the keepalive, and the handshakes refused. */
+ * bytes), a deferred reply, the keepalive, the close of a stopping host
+ * (1001), and the handshakes refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -607,6 +608,23 @@ static void test_keepalive(void **state) {
   conn_free(c);
 }
 
+/* The host stopping: one close, 1001 with its reason, then nothing more
+ * (a notification after it would break the protocol). */
+static void test_goodbye(void **state) {
+  tu_fixture *f = *state;
+  conn_t *c = open_with(&f->eng, "", NULL, 1 << 20);
+  const jrpc__framing_ops_t *fx = c->s.fx;
+  assert_int_equal(fx->goodbye(&c->s), 1);
+  assert_int_equal(fx->goodbye(&c->s), 0); /* said already */
+  take_output(c);
+  sframe_t s[2];
+  assert_int_equal(frames_of(c, s, 2), 1);
+  assert_int_equal(close_code(&s[0]), 1001);
+  assert_int_equal(s[0].n, 2 + strlen("server stopping"));
+  assert_memory_equal(s[0].p + 2, "server stopping", s[0].n - 2);
+  conn_free(c);
+}
+
 /* The first line of the reply to a handshake with extra lines. */
 static void expect_status(jrpc__engine_t *e, int websocket, const char *hs,
                           const char *line) {
@@ -705,6 +723,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_goodbye, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cors, setup, teardown),
   };
