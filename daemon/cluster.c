@@ -82,20 +82,16 @@ static unsigned last_epoch;
 /* Set while [cluster] runs; read by publishers and workers on any thread,
  * each between enter() and leave(): a reload that replaces it waits for
  * them to leave before the old one goes. */
-static _Atomic(cluster_t *) active;
+_Atomic(void *) jrpcd_cluster_active;
 static atomic_uint users;
 
 static cluster_t *enter(void) {
   atomic_fetch_add(&users, 1);
-  return atomic_load(&active);
+  return atomic_load(&jrpcd_cluster_active);
 }
 
 static void leave(void) {
   atomic_fetch_sub(&users, 1);
-}
-
-int jrpcd_cluster_on(void) {
-  return atomic_load(&active) != NULL;
 }
 
 static void drop(jrpc__pubmsg_t *m) {
@@ -436,6 +432,13 @@ static natsStatus make_options(cluster_t *c, natsOptions **out) {
   /* One delivery pool, not a thread per topic subscribed to. */
   if (s == NATS_OK)
     s = natsOptions_UseGlobalMessageDelivery(o, true);
+  /* The broker does not send this connection's publishes back: they were
+   * delivered here already, and reading and dropping each one again cost
+   * the publishing instance about as much as the publish. The origin id
+   * still catches the rest (a reload's old connection publishing while
+   * the new one listens). */
+  if (s == NATS_OK)
+    s = natsOptions_SetNoEcho(o, true);
   if (s == NATS_OK && conf->cluster_nats_creds)
     s = natsOptions_SetUserCredentialsFromFiles(o, conf->cluster_nats_creds,
                                                 NULL);
@@ -656,7 +659,7 @@ static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
 /* Makes c the connection publishes and interest go to (NULL: none), and
  * returns the one it replaces once no thread uses that any more. */
 static cluster_t *swap_active(cluster_t *c) {
-  cluster_t *was = atomic_exchange(&active, c);
+  cluster_t *was = atomic_exchange(&jrpcd_cluster_active, c);
   /* Whoever loaded `was` is a few instructions from leaving: it never
    * blocks in between. */
   while (atomic_load(&users) != 0)
@@ -713,14 +716,15 @@ int jrpcd_cluster_start(jrpcd_server_t *srv, char *err, size_t errlen) {
   cluster_t *c = cluster_make(srv, &srv->conf, err, errlen);
   if (!c)
     return -1;
-  atomic_store(&active, c);
+  atomic_store(&jrpcd_cluster_active, c);
   log_started(c);
   return 0;
 }
 
 int jrpcd_cluster_reload(jrpcd_server_t *srv, const jrpcd_config_t *now,
                          char *err, size_t errlen) {
-  cluster_t *was = atomic_load(&active); /* only this thread changes it */
+  cluster_t *was =
+      atomic_load(&jrpcd_cluster_active); /* only this thread changes it */
   char keys[256] = "", from[512] = "", to[512] = "";
   if (!was && !now->has_cluster)
     return 0;

@@ -15,6 +15,7 @@
 #ifndef JRPCD_CLUSTER_H
 #define JRPCD_CLUSTER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,8 +63,15 @@ void jrpcd_cluster_stop(void);
  * are counted into it if they are not yet (*epoch: the worker's, which
  * connection it counts for). */
 void jrpcd_cluster_worker_sync(jrpc__push_t *p, unsigned *epoch);
-/* Whether publishes go to a broker (then hub.c hands each one over). */
-int jrpcd_cluster_on(void);
+/* cluster.c's connection while [cluster] runs, else NULL: read only
+ * through jrpcd_cluster_on. */
+extern _Atomic(void *) jrpcd_cluster_active;
+/* Whether publishes go to a broker (then hub.c hands each one over).
+ * Inline: every publish asks, with [cluster] or without. */
+static inline int jrpcd_cluster_on(void) {
+  return atomic_load_explicit(&jrpcd_cluster_active, memory_order_relaxed) !=
+         NULL;
+}
 /* Any thread: m (one reference, the cluster's) to the broker. */
 void jrpcd_cluster_forward(jrpc__pubmsg_t *m);
 /* jrpc__push_limits_t.interest: a worker's first or last subscription on

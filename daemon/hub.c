@@ -16,35 +16,44 @@
  * other work (the rest wakes it again). */
 #define DRAIN_BUDGET 1024
 
+/* A publisher announces itself before it looks at `closed`: the worker
+ * closing sets `closed` first, then waits for `publishing` to drop, so a
+ * wake-up never meets a closed handle. 0: open (leave() after); -1:
+ * closing (already left). */
+static inline int inbox_enter(jrpcd_inbox_t *ib) {
+  atomic_fetch_add(&ib->publishing, 1);
+  if (!atomic_load(&ib->closed))
+    return 0;
+  atomic_fetch_sub(&ib->publishing, 1);
+  return -1;
+}
+
+static inline void inbox_leave(jrpcd_inbox_t *ib) {
+  atomic_fetch_sub(&ib->publishing, 1);
+}
+
 /* Any thread: m, holding a reference for each of the n workers, into
- * every worker's inbox; lag_only: not m (NULL), but one loss before this
- * instance on its bucket. */
-static int fan_out(jrpcd_server_t *srv, jrpc__pubmsg_t *m, unsigned n,
-                   uint32_t bucket, int lag_only) {
+ * every worker's inbox. Inlined: it is every publish's path. */
+static inline __attribute__((always_inline)) int
+fan_out(jrpcd_server_t *srv, jrpc__pubmsg_t *m, unsigned n) {
   int stopping = 0;
+  uint32_t bucket = m->hash % JRPC__PUSH_LOST_BUCKETS;
   for (unsigned i = 0; i < n; i++) {
     jrpcd_worker_t *w = &srv->workers[i];
     jrpcd_inbox_t *ib = &w->inbox;
-    /* Announce first, then look: the worker closing sets `closed` first,
-     * then waits for `publishing` to drop, so a wake-up never meets a
-     * closed handle. */
-    atomic_fetch_add(&ib->publishing, 1);
-    if (atomic_load(&ib->closed)) {
+    if (inbox_enter(ib) != 0) {
       stopping = 1;
-      if (!lag_only)
-        jrpc__pubmsg_unref(m);
-    } else if (lag_only) {
-      atomic_fetch_add(&ib->lag[bucket], 1);
-      atomic_store(&ib->lagging, 1);
-      uv_async_send(&w->wake);
-    } else if (jrpc__inbox_push(&ib->q, m) != 0) {
-      atomic_fetch_add(&ib->lost[bucket], 1);
       jrpc__pubmsg_unref(m);
-      uv_async_send(&w->wake); /* it tells the subscribers when it drains */
-    } else {
-      uv_async_send(&w->wake);
+      continue;
     }
-    atomic_fetch_sub(&ib->publishing, 1);
+    if (jrpc__inbox_push(&ib->q, m) != 0) {
+      /* The worker tells the subscribers when it drains. */
+      atomic_fetch_add(&ib->lost[bucket], 1);
+      atomic_store(&ib->losing, 1);
+      jrpc__pubmsg_unref(m);
+    }
+    uv_async_send(&w->wake);
+    inbox_leave(ib);
   }
   return stopping ? JRPC_ECANCELED : 0;
 }
@@ -65,7 +74,7 @@ static int hub_publish(void *arg, const char *ns, size_t ns_n,
     return JRPC_ENOMEM;
   /* The n references go to the workers, the last (with [cluster]) to
    * the broker's thread. */
-  int rc = fan_out(srv, m, n, m->hash % JRPC__PUSH_LOST_BUCKETS, 0);
+  int rc = fan_out(srv, m, n);
   if (fleet)
     jrpcd_cluster_forward(m);
   return rc;
@@ -81,13 +90,22 @@ int jrpcd_hub_deliver(jrpcd_server_t *srv, const char *ns, size_t ns_n,
       jrpc__pubmsg_new(ns, ns_n, topic, topic_n, json, json_n, n);
   if (!m)
     return JRPC_ENOMEM;
-  return fan_out(srv, m, n, m->hash % JRPC__PUSH_LOST_BUCKETS, 0);
+  return fan_out(srv, m, n);
 }
 
 void jrpcd_hub_lag(jrpcd_server_t *srv, const char *key, size_t key_n) {
   unsigned n = __atomic_load_n(&srv->nworkers, __ATOMIC_ACQUIRE);
   uint32_t bucket = jrpc__name_hash(key, key_n) % JRPC__PUSH_LOST_BUCKETS;
-  fan_out(srv, NULL, n, bucket, 1);
+  for (unsigned i = 0; i < n; i++) {
+    jrpcd_worker_t *w = &srv->workers[i];
+    jrpcd_inbox_t *ib = &w->inbox;
+    if (inbox_enter(ib) != 0)
+      continue;
+    atomic_fetch_add(&ib->lag[bucket], 1);
+    atomic_store(&ib->lagging, 1);
+    uv_async_send(&w->wake);
+    inbox_leave(ib);
+  }
 }
 
 static jrpc__pub_host_t pub_host;
@@ -128,15 +146,15 @@ void jrpcd_hub_worker_drain(jrpcd_worker_t *w) {
   jrpcd_inbox_t *ib = &w->inbox;
   if (!ib->q.cells)
     return;
-  uint32_t lost[JRPC__PUSH_LOST_BUCKETS];
-  int any = 0;
-  for (unsigned k = 0; k < JRPC__PUSH_LOST_BUCKETS; k++) {
-    lost[k] = atomic_exchange(&ib->lost[k], 0);
-    any |= lost[k] != 0;
-  }
-  if (any)
+  /* Plain loads first: a drain with nothing lost, the common one, pays
+   * no locked op and no walk over the buckets. */
+  if (atomic_load_explicit(&ib->losing, memory_order_relaxed) &&
+      atomic_exchange(&ib->losing, 0)) {
+    uint32_t lost[JRPC__PUSH_LOST_BUCKETS];
+    for (unsigned k = 0; k < JRPC__PUSH_LOST_BUCKETS; k++)
+      lost[k] = atomic_exchange(&ib->lost[k], 0);
     jrpc__push_lost(&w->push, lost);
-  /* A plain load first: the drain of every publish pays no locked op. */
+  }
   if (atomic_load_explicit(&ib->lagging, memory_order_relaxed) &&
       atomic_exchange(&ib->lagging, 0)) {
     uint32_t lag[JRPC__PUSH_LOST_BUCKETS];

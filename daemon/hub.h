@@ -19,8 +19,10 @@ struct jrpcd_worker;
 
 typedef struct jrpcd_inbox {
   jrpc__inbox_t q;
-  /* Messages dropped because q was full, by bucket of topic hash. */
+  /* Messages dropped because q was full, by bucket of topic hash;
+   * `losing` says whether any is set, so that a drain looks only then. */
   _Atomic uint32_t lost[JRPC__PUSH_LOST_BUCKETS];
+  atomic_int losing;
   /* Losses before this instance (jrpcd_hub_lag), by bucket; `lagging`
    * says whether any is set, so that a drain looks only then. */
   _Atomic uint32_t lag[JRPC__PUSH_LOST_BUCKETS];
