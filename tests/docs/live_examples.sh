@@ -19,6 +19,13 @@
 #     with certificates made here, served; the tls-example call of that page
 #     (with a client certificate for CN billing) must answer 3; a build
 #     without TLS must refuse the block, as the page says;
+#   fleet-config (docs/scaling.md): `jrpcd -t` of the instance config,
+#     served with a nats-server on port 4222 that nats1.internal and
+#     nats2.internal name (an /etc/hosts of this namespace); the page's
+#     curl must show /health "serving" once the broker is held, and
+#     "degraded" (still 200) after the nats-server is stopped; a build
+#     without NATS must refuse the [cluster] section, as jrpcd.conf(5)
+#     says;
 #   admin-recipe, public-recipe (docs/security.md): each config through
 #     `jrpcd -t`, served, and the call after it run as written (rpc.stats
 #     answers; math.add from 10.0.0.5 answers 3, math.divide is -32006 as
@@ -241,6 +248,53 @@ run_tls() {
   stop_daemon tls "$PID"
 }
 
+# health_is NAME WANT: runs $T/block (the curl of /health) until it prints
+# exactly WANT, for at most 10 s.
+health_is() {
+  local got="" i
+  for ((i = 0; i < 100; i++)); do
+    got=$(timeout 5 bash "$T/block" 2>/dev/null) || true
+    [[ $got == "$2" ]] && break
+    sleep 0.1
+  done
+  expect_eq "$1" "$got" "$2"
+}
+
+# docs/scaling.md, fleet-config: one instance of the fleet and its broker.
+run_fleet_config() {
+  need_block docs/scaling.md fleet-config 1
+  cp "$T/block" "$T/fleet.conf"
+  local out
+  out=$("$JRPCD" -t -c "$T/fleet.conf" 2>&1) || true
+  if [[ $out == *"built without NATS"* ]]; then
+    pass "fleet-config: a build without NATS refuses [cluster], as jrpcd.conf(5) says"
+    return 0
+  fi
+  command -v nats-server >/dev/null || missing "nats-server is not installed (scripts/deps.sh installs it)"
+  { cat /etc/hosts; printf '127.0.0.1 nats1.internal
+127.0.0.2 nats2.internal
+'; } >"$T/hosts"
+  mount --bind "$T/hosts" /etc/hosts
+  nats-server -a 0.0.0.0 -p 4222 >"$T/nats.log" 2>&1 &
+  local nats=$! i
+  DAEMON_PIDS+=("$nats")
+  for ((i = 0; i < START_LIMIT_S * 20; i++)); do
+    timeout 2 socat -u /dev/null TCP:127.0.0.1:4222 2>/dev/null && break
+    sleep 0.05
+  done
+  serve_conf fleet 127.0.0.1:7480
+  need_block docs/scaling.md fleet-config 2
+  health_is "fleet-config: /health with the broker held" '{"status":"serving"}'
+  kill -INT "$nats"
+  wait "$nats" || true
+  forget_pid "$nats"
+  health_is "fleet-config: /health after the broker stopped" '{"status":"degraded"}'
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:7480/health)
+  expect_eq "fleet-config: /health's status while degraded" "$code" 200
+  stop_daemon fleet "$PID"
+}
+
 # docs/security.md's two recipes: the config, then the call after it.
 run_recipes() {
   need_block docs/security.md admin-recipe 1
@@ -264,5 +318,6 @@ run_next_steps_and_bench
 run_socket_activation
 run_http_setup
 run_tls
+run_fleet_config
 run_recipes
 finish
