@@ -481,20 +481,25 @@ def read_to_eof(c):
     return [line for line in lines if line]
 
 
+def built_with_nats(jrpcd, tmp):
+    """Whether jrpcd can join a cluster: one built without libnats
+    (-DJRPC_NATS=OFF, as CI's no-simdjson build) refuses [cluster] by
+    design, and there is nothing of this to test."""
+    probe = os.path.join(tmp, "probe.conf")
+    with open(probe, "w") as f:
+        f.write("[cluster]\nnats = nats://127.0.0.1:4222\n")
+    t = subprocess.run([jrpcd, "-t", "-c", probe], capture_output=True,
+                       text=True)
+    return "built without NATS" not in t.stdout + t.stderr
+
+
 def main():
     jrpcd, handlers = sys.argv[1], sys.argv[2]
     if not shutil.which("nats-server"):
         print("SKIP: no nats-server (Debian's nats-server)")
         return 77
     tmp = tempfile.mkdtemp(prefix="jrpcd-cluster-")
-    # A jrpcd built without libnats (-DJRPC_NATS=OFF, as CI's no-simdjson
-    # build) refuses [cluster] by design: nothing of this to test there.
-    probe = os.path.join(tmp, "probe.conf")
-    with open(probe, "w") as f:
-        f.write("[cluster]\nnats = nats://127.0.0.1:4222\n")
-    t = subprocess.run([jrpcd, "-t", "-c", probe], capture_output=True,
-                       text=True)
-    if "built without NATS" in t.stdout + t.stderr:
+    if not built_with_nats(jrpcd, tmp):
         shutil.rmtree(tmp, ignore_errors=True)
         print("SKIP: this jrpcd was built without NATS (-DJRPC_NATS=OFF)")
         return 77

@@ -69,7 +69,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-from cluster import wait_port  # noqa: E402
+from cluster import built_with_nats, wait_port  # noqa: E402
 from fleet_ws import WebSocket  # noqa: E402
 from push import fail, free_port, ok  # noqa: E402
 import push  # noqa: E402
@@ -747,12 +747,7 @@ def main():
         if not shutil.which(cmd):
             missing("%s is not installed (scripts/deps.sh installs it)" % cmd)
     tmp = tempfile.mkdtemp(prefix="jrpcd-fleet-")
-    probe = os.path.join(tmp, "probe.conf")
-    with open(probe, "w") as f:
-        f.write("[cluster]\nnats = nats://127.0.0.1:4222\n")
-    t = subprocess.run([jrpcd, "-t", "-c", probe], capture_output=True,
-                       text=True)
-    if "built without NATS" in t.stdout + t.stderr:
+    if not built_with_nats(jrpcd, tmp):
         shutil.rmtree(tmp, ignore_errors=True)
         missing("this jrpcd was built without NATS (-DJRPC_NATS=OFF)")
     broker = Broker(tmp)
