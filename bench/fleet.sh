@@ -33,13 +33,13 @@
 #      on B (through the broker); the CPU-seconds of A, B and nats-server
 #      over the publish phase; deliveries per CPU-second of all three.
 #  (c) The same on C (no [cluster]): what [cluster] being on costs local
-#      delivery (on A, each publish also goes to the broker, and comes back
-#      to A, which holds the topic there and drops its own).
+#      delivery (on A, each publish also goes to the broker, whether or
+#      not another instance holds its topic; NoEcho: not back to A).
 #
 # FLEET_WORKERS sets the jrpcd workers (2). Takes about a minute a run.
 # The CPU-seconds of A, B and nats-server are summed in every row that
-# publishes on A, local delivery included: A holding the topic at the
-# broker for its own subscribers is part of what [cluster] costs there.
+# publishes on A, local delivery included: A handing every publish to the
+# broker is part of what [cluster] costs there.
 # For the wide shape the wall-clock rate is push-bench's (one thread reads
 # every notification); the per-CPU-second figures are the servers'.
 set -euo pipefail

@@ -7,14 +7,14 @@
 # HI times, in two daemons, at most 2 unfinished; the difference in the
 # daemon's instructions divided by the difference in publishes is the cost
 # of one publish with its one delivery: start-up, plugin loading, the
-# broker's connect and shutdown cancel out. The total moves by about 10%
-# from run to run (how many turns the event loops take depends on timing);
+# broker's connect and shutdown cancel out. The total moves from run to
+# run (by about 10% off, up to 40% on: how many turns the event loops and
+# the NATS client's threads take depends on timing);
 # the parts printed beside it (inclusive, from callgrind_annotate) are the
 # steady figures to compare. With [cluster] (on a
 # nats-server on a free port, not under callgrind) each publish is also
-# handed to the broker's thread, published there, and, as this instance
-# holds the topic at the broker for its subscriber, comes back and is
-# dropped as its own: all of that is in the figure.
+# handed to the broker's thread and published there, all of which is in
+# the figure (the broker does not send it back: the connection is NoEcho).
 #
 #   bench/fleet_callgrind.sh [build-dir] [modes]
 #
@@ -68,8 +68,8 @@ ir() {
 # callgrind_annotate's listing: the publish on the worker's thread, in it
 # the hand-off to the broker's thread, that thread's turn (the subject, the
 # copy, natsConnection_Publish), the NATS client's reading of the messages
-# the broker sends (this instance's own come back, as it holds the topic
-# there for its subscriber) and their delivery callback, and the NATS
+# the broker sends and their delivery callback (0 here: NoEcho keeps this
+# instance's own from coming back; kept to show it), and the NATS
 # client's lock (it spins on trylock before it sleeps), wherever taken.
 parts=(hub.c:hub_publish cluster.c:jrpcd_cluster_forward cluster.c:on_wake
   ???:natsConn_processMsg cluster.c:on_message ???:natsMutex_Lock)
