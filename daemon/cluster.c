@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <nats/nats.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "interest.h"
 #include "parser.h"
 #include "log.h"
+#include "nats_dl.h"
 #include "server.h"
 #include "subject.h"
 
@@ -84,6 +84,9 @@ static unsigned last_epoch;
  * them to leave before the old one goes. */
 _Atomic(void *) jrpcd_cluster_active;
 static atomic_uint users;
+
+/* The NATS client, loaded by the first jrpcd_cluster_check. */
+static const jrpcd_nats_t *nats;
 
 static cluster_t *enter(void) {
   atomic_fetch_add(&users, 1);
@@ -198,9 +201,9 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
   (void)nc;
   (void)sub;
   cluster_t *c = closure;
-  const char *subj = natsMsg_GetSubject(msg);
-  const char *data = natsMsg_GetData(msg);
-  int n = natsMsg_GetDataLength(msg);
+  const char *subj = nats->natsMsg_GetSubject(msg);
+  const char *data = nats->natsMsg_GetData(msg);
+  int n = nats->natsMsg_GetDataLength(msg);
   size_t subj_n = strlen(subj);
   /* Names are at most as long as their subject. */
   char ns[JRPCD_SUBJECT_MAX], topic[JRPCD_SUBJECT_MAX];
@@ -210,18 +213,19 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
       jrpcd_subject_parse(subj + c->prefix_n + 1, subj_n - c->prefix_n - 1, ns,
                           sizeof ns, &ns_n, topic, sizeof topic,
                           &topic_n) != 0) {
-    natsMsg_Destroy(msg); /* our own (delivered here already), or not ours */
+    nats->natsMsg_Destroy(
+        msg); /* our own (delivered here already), or not ours */
     return;
   }
   if (!json_valid(c, data + ORIGIN_N, (size_t)n - ORIGIN_N)) {
     atomic_fetch_add(&totals.invalid, 1);
-    natsMsg_Destroy(msg);
+    nats->natsMsg_Destroy(msg);
     return;
   }
   if (jrpcd_hub_deliver(c->srv, ns, ns_n, topic, topic_n, data + ORIGIN_N,
                         (size_t)n - ORIGIN_N) == 0)
     atomic_fetch_add(&totals.received, 1);
-  natsMsg_Destroy(msg);
+  nats->natsMsg_Destroy(msg);
 }
 
 /* The client's last calls for c: the connection closed, and each
@@ -247,8 +251,8 @@ static void on_sub_done(void *closure) {
 static void let_go(void *arg, void *handle) {
   (void)arg;
   if (handle) {
-    natsSubscription_Unsubscribe(handle);
-    natsSubscription_Destroy(handle);
+    nats->natsSubscription_Unsubscribe(handle);
+    nats->natsSubscription_Destroy(handle);
   }
 }
 
@@ -266,14 +270,15 @@ static int apply_interest(void *arg, const char *key, size_t key_n,
     return 0; /* too long for a subject: local only, as when published */
   natsSubscription *sub = NULL;
   end_step(c, 0, 1);
-  natsStatus s = natsConnection_Subscribe(&sub, c->nc, subj, on_message, c);
+  natsStatus s =
+      nats->natsConnection_Subscribe(&sub, c->nc, subj, on_message, c);
   if (s == NATS_OK)
-    s = natsSubscription_SetOnCompleteCB(sub, on_sub_done, c);
+    s = nats->natsSubscription_SetOnCompleteCB(sub, on_sub_done, c);
   if (s != NATS_OK) {
     let_go(c, sub);
     end_step(c, 0, -1);
     jrpcd_warn("[cluster]: cannot subscribe to %s: %s", subj,
-               natsStatus_GetText(s));
+               nats->natsStatus_GetText(s));
     return -1;
   }
   *handle = sub;
@@ -307,7 +312,7 @@ static void publish_one(cluster_t *c, jrpc__pubmsg_t *m) {
   }
   memcpy(buf, origin, ORIGIN_N);
   memcpy(buf + ORIGIN_N, jrpc__pubmsg_json(m), m->json_n);
-  natsStatus s = natsConnection_Publish(c->nc, subj, buf, (int)len);
+  natsStatus s = nats->natsConnection_Publish(c->nc, subj, buf, (int)len);
   free(buf);
   if (s == NATS_OK) {
     atomic_fetch_add(&totals.published, 1);
@@ -403,52 +408,54 @@ static natsStatus make_options(cluster_t *c, natsOptions **out) {
   int nservers = 0;
   while (conf->cluster_nats[nservers])
     nservers++;
-  natsStatus s = natsOptions_Create(&o);
+  natsStatus s = nats->natsOptions_Create(&o);
   if (s == NATS_OK)
-    s = natsOptions_SetServers(o, (const char **)conf->cluster_nats, nservers);
+    s = nats->natsOptions_SetServers(o, (const char **)conf->cluster_nats,
+                                     nservers);
   if (s == NATS_OK)
-    s = natsOptions_SetName(o, "jrpcd");
+    s = nats->natsOptions_SetName(o, "jrpcd");
   /* Retried for ever, with backoff and jitter; a first connection that
    * fails is retried too, with the connection usable (buffering) meanwhile. */
   if (s == NATS_OK)
-    s = natsOptions_SetMaxReconnect(o, -1);
+    s = nats->natsOptions_SetMaxReconnect(o, -1);
   if (s == NATS_OK)
-    s = natsOptions_SetReconnectWait(o, 500);
+    s = nats->natsOptions_SetReconnectWait(o, 500);
   if (s == NATS_OK)
-    s = natsOptions_SetReconnectJitter(o, 250, 1000);
+    s = nats->natsOptions_SetReconnectJitter(o, 250, 1000);
   if (s == NATS_OK)
-    s = natsOptions_SetReconnectBufSize(o,
-                                        conf->cluster_buffer_bytes > INT32_MAX
-                                            ? INT32_MAX
-                                            : (int)conf->cluster_buffer_bytes);
+    s = nats->natsOptions_SetReconnectBufSize(
+        o, conf->cluster_buffer_bytes > INT32_MAX
+               ? INT32_MAX
+               : (int)conf->cluster_buffer_bytes);
   if (s == NATS_OK)
-    s = natsOptions_SetRetryOnFailedConnect(o, true, on_connected, c);
+    s = nats->natsOptions_SetRetryOnFailedConnect(o, true, on_connected, c);
   if (s == NATS_OK)
-    s = natsOptions_SetDisconnectedCB(o, on_disconnected, c);
+    s = nats->natsOptions_SetDisconnectedCB(o, on_disconnected, c);
   if (s == NATS_OK)
-    s = natsOptions_SetReconnectedCB(o, on_reconnected, c);
+    s = nats->natsOptions_SetReconnectedCB(o, on_reconnected, c);
   if (s == NATS_OK)
-    s = natsOptions_SetClosedCB(o, on_closed, c);
+    s = nats->natsOptions_SetClosedCB(o, on_closed, c);
   /* One delivery pool, not a thread per topic subscribed to. */
   if (s == NATS_OK)
-    s = natsOptions_UseGlobalMessageDelivery(o, true);
+    s = nats->natsOptions_UseGlobalMessageDelivery(o, true);
   /* The broker does not send this connection's publishes back: they were
    * delivered here already, and reading and dropping each one again cost
    * the publishing instance about as much as the publish. The origin id
    * still catches the rest (a reload's old connection publishing while
    * the new one listens). */
   if (s == NATS_OK)
-    s = natsOptions_SetNoEcho(o, true);
+    s = nats->natsOptions_SetNoEcho(o, true);
   if (s == NATS_OK && conf->cluster_nats_creds)
-    s = natsOptions_SetUserCredentialsFromFiles(o, conf->cluster_nats_creds,
-                                                NULL);
+    s = nats->natsOptions_SetUserCredentialsFromFiles(
+        o, conf->cluster_nats_creds, NULL);
   if (s == NATS_OK && conf->cluster_nats_tls_ca) {
-    s = natsOptions_SetSecure(o, true);
+    s = nats->natsOptions_SetSecure(o, true);
     if (s == NATS_OK)
-      s = natsOptions_LoadCATrustedCertificates(o, conf->cluster_nats_tls_ca);
+      s = nats->natsOptions_LoadCATrustedCertificates(
+          o, conf->cluster_nats_tls_ca);
   }
   if (s != NATS_OK)
-    natsOptions_Destroy(o);
+    nats->natsOptions_Destroy(o);
   else
     *out = o;
   return s;
@@ -545,7 +552,7 @@ static void close_and_free(cluster_t *c) {
    * handler has returned; then the connection, whose closed callback is
    * the client's last (a disconnected one before it finds stopping set). */
   jrpcd_interest_let_go(&c->interest, let_go, c);
-  natsConnection_Close(c->nc);
+  nats->natsConnection_Close(c->nc);
   if (!ended(c)) {
     /* Never seen; freeing c under the client's threads would be worse
      * than keeping it. */
@@ -554,7 +561,7 @@ static void close_and_free(cluster_t *c) {
                END_WAIT_S);
     return;
   }
-  natsConnection_Destroy(c->nc);
+  nats->natsConnection_Destroy(c->nc);
   cluster_free(c);
 }
 
@@ -580,10 +587,23 @@ static int files_unreadable(const jrpcd_config_t *conf, char *err,
   return 0;
 }
 
+int jrpcd_cluster_check(const jrpcd_config_t *conf, char *err, size_t errlen) {
+  if (!nats) {
+    char why[512];
+    if (!(nats = jrpcd_nats_load(why, sizeof why))) {
+      snprintf(err, errlen, "%s: %s", conf->file, why);
+      return -1;
+    }
+  }
+  return files_unreadable(conf, err, errlen);
+}
+
 /* A connection for conf's [cluster], its thread running, not yet the
  * active one. NULL with err. */
 static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
                                char *err, size_t errlen) {
+  if (jrpcd_cluster_check(conf, err, errlen))
+    return NULL;
   cluster_t *c = calloc(1, sizeof *c);
   if (!c) {
     snprintf(err, errlen, "[cluster]: out of memory");
@@ -615,15 +635,11 @@ static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
     return NULL;
   }
   c->prefix_n = strlen(c->conf.cluster_subject_prefix);
-  if (files_unreadable(&c->conf, err, errlen)) {
-    cluster_free(c);
-    return NULL;
-  }
   natsOptions *o = NULL;
   natsStatus s = make_options(c, &o);
   if (s == NATS_OK) {
-    s = natsConnection_Connect(&c->nc, o);
-    natsOptions_Destroy(o);
+    s = nats->natsConnection_Connect(&c->nc, o);
+    nats->natsOptions_Destroy(o);
     if (s == NATS_NOT_YET_CONNECTED) {
       jrpcd_warn("[cluster]: the broker is not there yet: serving, "
                  "delivering locally, retrying");
@@ -634,7 +650,7 @@ static cluster_t *cluster_make(jrpcd_server_t *srv, const jrpcd_config_t *conf,
   }
   if (s != NATS_OK) {
     snprintf(err, errlen, "%s: [cluster]: %s: %s", conf->file,
-             natsStatus_GetText(s), nats_GetLastError(NULL));
+             nats->natsStatus_GetText(s), nats->nats_GetLastError(NULL));
     close_and_free(c);
     return NULL;
   }
@@ -676,12 +692,12 @@ static void cluster_end(cluster_t *c) {
   pthread_join(c->thread, NULL);
   uv_loop_close(&c->loop);
   natsStatus s = atomic_load(&c->connected)
-                     ? natsConnection_FlushTimeout(c->nc, 1000)
+                     ? nats->natsConnection_FlushTimeout(c->nc, 1000)
                      : NATS_OK;
   if (s != NATS_OK) /* how many is the client's to know, not ours */
     jrpcd_warn("[cluster]: the broker did not confirm the last messages "
                "in 1 s (%s): some may be lost as its connection closes",
-               natsStatus_GetText(s));
+               nats->natsStatus_GetText(s));
   uint64_t lost = atomic_load(&c->connected) ? 0 : atomic_load(&c->held_away);
   if (lost) {
     atomic_fetch_add(&totals.dropped, lost);

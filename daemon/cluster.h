@@ -37,6 +37,10 @@ typedef struct jrpcd_cluster_stats {
 } jrpcd_cluster_stats_t;
 
 #ifdef JRPC_HAVE_NATS
+/* Whether conf's [cluster] can be used: the NATS client loads (the first
+ * call loads it: nats_dl.h) and nats_creds and nats_tls_ca read. For -t,
+ * and before every connection is made. 0; -1 with err. */
+int jrpcd_cluster_check(const jrpcd_config_t *conf, char *err, size_t errlen);
 /* Before the workers start, after the hub: with [cluster], its thread and
  * the connection (made in the background: a broker that is away delays
  * nothing). 0; -1 with err. */
@@ -92,6 +96,13 @@ static inline int jrpcd_cluster_reload(struct jrpcd_server *srv,
                                        size_t errlen) {
   (void)srv;
   (void)now;
+  (void)err;
+  (void)errlen;
+  return 0;
+}
+static inline int jrpcd_cluster_check(const jrpcd_config_t *conf, char *err,
+                                      size_t errlen) {
+  (void)conf;
   (void)err;
   (void)errlen;
   return 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "activation.h"
+#include "cluster.h"
 #include "config_keys.h"
 #include "config_print.h"
 #include "default_socket.h"
@@ -304,6 +305,13 @@ static int check_only(jrpcd_config_t *c, jrpcd_activation_t *act, int dump) {
               strchr(l->host, ':') ? "]" : "", l->port,
               jrpc__framing_name(l->framing), tls);
     }
+  }
+  /* A [cluster] whose NATS client does not load, or whose files do not
+   * read, would fail the start: say so here. */
+  if (c->has_cluster && jrpcd_cluster_check(c, err, sizeof(err))) {
+    jrpcd_log_bare(JRPC_LOG_ERROR, "%s", err);
+    jrpcd_gen_release(g);
+    return 1;
   }
   jrpcd_gen_describe(g, out);
   int bad = g->failed > 0;

@@ -493,6 +493,70 @@ def built_with_nats(jrpcd, tmp):
     return "built without NATS" not in t.stdout + t.stderr
 
 
+def mapped(pid, name):
+    """The files of process pid's memory map whose path holds name."""
+    with open("/proc/%d/maps" % pid) as f:
+        return sorted({line.split()[-1] for line in f if name in line})
+
+
+def check_loading(jrpcd, handlers, tmp, a):
+    """The NATS client is loaded for a [cluster] section only (nats_dl.c):
+    a jrpcd without one maps none of it, and serves where the library
+    cannot load, where one with [cluster] refuses to start (and -t says
+    so) naming the library. The library is hidden by a bind mount of an
+    empty file over it, in a mount namespace of its own."""
+    plain, port = os.path.join(tmp, "plain.conf"), free_port()
+    with open(plain, "w") as f:
+        f.write("[server]\nworkers = 1\nplugin_dir = %s\n[listen t]\n"
+                "tcp = 127.0.0.1:%d\n[plugin pubsub]\npath = pubsub.so\n"
+                % (handlers, port))
+    p = subprocess.Popen([jrpcd, "-c", plain], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port, p, "jrpcd without [cluster]")
+        lib, none = mapped(a.p.pid, "libnats"), mapped(p.pid, "libnats")
+    finally:
+        p.terminate()
+        p.wait()
+    if not lib or none:
+        fail("libnats mapped with [cluster]: %r; without: %r (expected "
+             "some, then none)" % (lib, none))
+        return
+    ok("the NATS client is mapped with [cluster] (%s), not without"
+       % os.path.basename(lib[0]))
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        why = "hiding libnats needs root and unshare"
+        if os.environ.get("CI") == "true":
+            fail(why + " (CI=true: every check must run)")
+        else:
+            print("SKIP (this part): " + why)
+        return
+    empty = os.path.join(tmp, "empty.so")
+    open(empty, "w").close()
+
+    def hidden(conf, *args):
+        return subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty,
+             lib[0], jrpcd] + list(args) + ["-c", conf],
+            capture_output=True, text=True, timeout=DEADLINE_S)
+    want = "cannot load the NATS client libnats.so"
+    for what, args in (("-t", ("-t",)), ("a start", ())):
+        r = hidden(a.conf, *args)
+        if r.returncode != 1 or want not in r.stderr:
+            fail("libnats hidden, %s with [cluster]: exit %d, %r (expected "
+                 "1 and %r)" % (what, r.returncode, r.stderr[-300:], want))
+        else:
+            ok("libnats hidden, %s with [cluster] refuses: %s"
+               % (what, r.stderr.strip().splitlines()[-1]))
+    r = hidden(plain, "-t")
+    if r.returncode != 0:
+        fail("libnats hidden, -t without [cluster]: exit %d, %r"
+             % (r.returncode, r.stderr[-300:]))
+    else:
+        ok("libnats hidden, a config without [cluster] still passes -t")
+
+
 def main():
     jrpcd, handlers = sys.argv[1], sys.argv[2]
     if not shutil.which("nats-server"):
@@ -516,6 +580,7 @@ def main():
             fail("started without the broker: %d %r" % (status, body))
         else:
             ok("started without the broker: serving, /health degraded")
+        check_loading(jrpcd, handlers, tmp, a)
         broker = nats(nport)
         wait_for("both connected to the broker",
                  lambda: a.stats()["broker"] == "connected" and

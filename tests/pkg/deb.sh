@@ -129,6 +129,15 @@ else
   ! has_dep 'libsimdjson.*' || fail "Depends names simdjson in a build without it: $depends"
 fi
 pass "Depends: $depends"
+# [cluster]'s NATS client is loaded at run time, not linked: recommended,
+# when the build has it, never a dependency.
+recommends=$(field Recommends 2>/dev/null || true)
+if grep -q '^JRPCD_NATS_SONAME:INTERNAL=' "$pb/CMakeCache.txt"; then
+  grep -qE '(^|, )libnats[0-9.]+' <<<"$recommends" ||
+    fail "Recommends lacks libnats*: '$recommends'"
+  ! has_dep 'libnats.*' || fail "Depends names libnats, which is loaded only for [cluster]: $depends"
+  pass "Recommends: $recommends"
+fi
 
 mkdir "$T/control"
 dpkg-deb --control "$deb" "$T/control"
