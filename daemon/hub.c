@@ -142,26 +142,29 @@ int jrpcd_hub_worker_init(jrpcd_worker_t *w, char *err, size_t errlen) {
   return 0;
 }
 
+/* The per-bucket counts of a set whose flag is up, moved into out (and
+ * the flag lowered); 0 when the flag is down. A plain load first: a drain
+ * with nothing lost, the common one, pays no locked op and no walk over
+ * the buckets. */
+static int take_flagged(atomic_int *flag, _Atomic uint32_t *counts,
+                        uint32_t *out) {
+  if (!atomic_load_explicit(flag, memory_order_relaxed) ||
+      !atomic_exchange(flag, 0))
+    return 0;
+  for (unsigned k = 0; k < JRPC__PUSH_LOST_BUCKETS; k++)
+    out[k] = atomic_exchange(&counts[k], 0);
+  return 1;
+}
+
 void jrpcd_hub_worker_drain(jrpcd_worker_t *w) {
   jrpcd_inbox_t *ib = &w->inbox;
   if (!ib->q.cells)
     return;
-  /* Plain loads first: a drain with nothing lost, the common one, pays
-   * no locked op and no walk over the buckets. */
-  if (atomic_load_explicit(&ib->losing, memory_order_relaxed) &&
-      atomic_exchange(&ib->losing, 0)) {
-    uint32_t lost[JRPC__PUSH_LOST_BUCKETS];
-    for (unsigned k = 0; k < JRPC__PUSH_LOST_BUCKETS; k++)
-      lost[k] = atomic_exchange(&ib->lost[k], 0);
-    jrpc__push_lost(&w->push, lost);
-  }
-  if (atomic_load_explicit(&ib->lagging, memory_order_relaxed) &&
-      atomic_exchange(&ib->lagging, 0)) {
-    uint32_t lag[JRPC__PUSH_LOST_BUCKETS];
-    for (unsigned k = 0; k < JRPC__PUSH_LOST_BUCKETS; k++)
-      lag[k] = atomic_exchange(&ib->lag[k], 0);
-    jrpc__push_lag(&w->push, lag);
-  }
+  uint32_t counts[JRPC__PUSH_LOST_BUCKETS];
+  if (take_flagged(&ib->losing, ib->lost, counts))
+    jrpc__push_lost(&w->push, counts);
+  if (take_flagged(&ib->lagging, ib->lag, counts))
+    jrpc__push_lag(&w->push, counts);
   jrpc__pubmsg_t *m;
   unsigned n = 0;
   while (n < DRAIN_BUDGET && (m = jrpc__inbox_pop(&ib->q)) != NULL) {

@@ -219,6 +219,16 @@ wait_gone() {
   ! alive "$pid"
 }
 
+# built_with_nats: whether $JRPCD can join a cluster: one built without
+# libnats (-DJRPC_NATS=OFF, CI's no-simdjson build) refuses [cluster] by
+# design. Needs $T.
+built_with_nats() {
+  local out
+  printf '[cluster]\nnats = nats://127.0.0.1:4222\n' >"$T/nats-probe.conf"
+  out=$("$JRPCD" -t -c "$T/nats-probe.conf" 2>&1) || true
+  [[ $out != *"built without NATS"* ]]
+}
+
 # Once reaped, a pid may be reused by anyone: cleanup must not signal it.
 forget_pid() {
   local p keep=()

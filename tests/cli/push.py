@@ -239,9 +239,9 @@ class Daemon:
             fail("jrpcd exit %d:\n%s" % (rc, text))
 
 
-def http_exchange(port, request):
-    """One HTTP request with Connection: close; the whole response."""
-    s = socket.create_connection(("127.0.0.1", port), DEADLINE_S)
+def exchange(s, request):
+    """request on the connected socket s, then everything the peer sends
+    until it closes; s is closed."""
     s.sendall(request)
     data = b""
     while True:
@@ -251,6 +251,12 @@ def http_exchange(port, request):
         data += chunk
     s.close()
     return data
+
+
+def http_exchange(port, request):
+    """One HTTP request with Connection: close; the whole response."""
+    return exchange(socket.create_connection(("127.0.0.1", port), DEADLINE_S),
+                    request)
 
 
 def http_call(port, obj):

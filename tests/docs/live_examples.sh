@@ -264,9 +264,7 @@ health_is() {
 run_fleet_config() {
   need_block docs/scaling.md fleet-config 1
   cp "$T/block" "$T/fleet.conf"
-  local out
-  out=$("$JRPCD" -t -c "$T/fleet.conf" 2>&1) || true
-  if [[ $out == *"built without NATS"* ]]; then
+  if ! built_with_nats; then
     pass "fleet-config: a build without NATS refuses [cluster], as jrpcd.conf(5) says"
     return 0
   fi

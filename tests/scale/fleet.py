@@ -226,15 +226,7 @@ class HAProxy:
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(5)
             s.connect(self.sock)
-            s.sendall(cmd.encode() + b"\n")
-            out = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                out += chunk
-            s.close()
-            return out.decode()
+            return push.exchange(s, cmd.encode() + b"\n").decode()
         except OSError:
             return ""
 
