@@ -243,12 +243,7 @@ def exchange(s, request):
     """request on the connected socket s, then everything the peer sends
     until it closes; s is closed."""
     s.sendall(request)
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = b"".join(iter(lambda: s.recv(65536), b""))
     s.close()
     return data
 
