@@ -65,14 +65,22 @@ def ok(msg):
     print("ok: " + msg)
 
 
+HANDED_OUT = set()
+
+
 def free_port():
     # Below the kernel's ephemeral range (32768 and up), as lib.sh's
     # free_port: a port the kernel hands out at random may become a
     # client socket of a test running beside this one before jrpcd binds.
+    # Never the same one twice: a test that takes several ports before it
+    # starts what binds them would otherwise meet itself.
     for port in random.sample(range(20000, 32000), 50):
+        if port in HANDED_OUT:
+            continue
         s = socket.socket()
         try:
             s.bind(("127.0.0.1", port))
+            HANDED_OUT.add(port)
             return port
         except OSError:
             continue

@@ -744,6 +744,7 @@ def main():
         missing("this jrpcd was built without NATS (-DJRPC_NATS=OFF)")
     broker = Broker(tmp)
     instances, haproxy, subs = [], None, []
+    finished = False  # False in `finally`: a check gave up (SystemExit)
     try:
         broker.start()
         instances = [Instance(i, tmp, jrpcd, handlers, broker.port)
@@ -788,6 +789,7 @@ def main():
             j.term()
         for j in instances:
             j.wait_exit()
+        finished = True
     finally:
         for s in subs:
             s.halt.set()
@@ -803,8 +805,10 @@ def main():
             with open(log, errors="replace") as f:
                 if SANITIZER.search(f.read()):
                     fail("sanitizer report in %s" % os.path.basename(log))
-        if push.FAILURES or os.environ.get("FLEET_LOGS"):
+        if push.FAILURES or not finished or os.environ.get("FLEET_LOGS"):
             for log in logs + ([haproxy.log] if haproxy else []) + [broker.log]:
+                if not os.path.exists(log):
+                    continue
                 with open(log, errors="replace") as f:
                     print("--- %s:\n%s" % (os.path.basename(log),
                                           f.read()[-4000:]), file=sys.stderr)
